@@ -1,0 +1,119 @@
+"""Named parameters of the data-movement model, with defaults and sources.
+
+Everything is SI: seconds, bytes, bytes/s **per direction**, dense FLOP/s.  Both containers are
+``NamedTuple`` s, so they are JAX pytrees: every field may be a scalar or an array, and the model
+functions broadcast and ``vmap`` over them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+SECONDS_PER_DAY = 86_400.0
+
+
+class Hardware(NamedTuple):
+    """One accelerator (or a batch of hypothetical ones) as the model sees it.
+
+    Attributes
+    ----------
+    flops : peak dense FLOP/s at the training precision (BF16 unless ``bytes_per_number`` says FP8).
+    hbm_bandwidth : HBM bytes/s.
+    hbm_capacity : HBM bytes.
+    scaleup_bandwidth : bytes/s per direction inside the scale-up domain (NVLink, ICI, xGMI).
+    scaleup_domain_size : accelerators per scale-up domain (8 for HGX, 72 for NVL72).
+    scaleout_bandwidth : bytes/s per direction of the accelerator's share of the scale-out NICs.
+    """
+
+    flops: Any
+    hbm_bandwidth: Any
+    hbm_capacity: Any
+    scaleup_bandwidth: Any
+    scaleup_domain_size: Any
+    scaleout_bandwidth: Any
+
+
+class Assumptions(NamedTuple):
+    """Training assumptions; every field is a named parameter with a default and its source.
+
+    duration_s
+        Wall-clock length of the run.  Default 90 days: the 3-month baseline of Erdil &
+        Schneider-Joseph (2024), arXiv 2411.01137 [P].
+    max_utilization
+        Fraction of peak FLOP/s a matmul sustains when nothing else limits it.  0.7: H100 reaches
+        ~80 % of spec in the best BF16 matmuls (Bekman, ml-engineering MAMF table), attention,
+        norms and optimizer steps take the rest; Llama 3.1 405B reported 38-43 % MFU at scale.
+    bytes_per_number
+        Bytes per weight/activation in the matmuls: 2 = BF16 (baseline), 1 = FP8.
+    tokens_per_param
+        Chinchilla ratio D/N = 20 (Hoffmann et al. 2022), so C = 6ND = 120 N^2 [R].
+    layer_coef, layer_exponent
+        Depth L = layer_coef * N**layer_exponent: 0.088 and 0.27, a fit to the Chinchilla family
+        in Sevilla et al. 2024, "Can AI scaling continue through 2030?" [R].
+    batch_tokens_ref, batch_ref_params, batch_exponent
+        Critical batch B = batch_tokens_ref * (N / batch_ref_params)**batch_exponent tokens.
+        60M tokens in 2024 and exponent 0.36 are [R]'s medians; the reference size 5.6e11 is our
+        choice: the Chinchilla-optimal N of a 3.8e25 FLOP run (Llama 3.1 405B scale, 2024).
+    collective_efficiency
+        Achieved fraction of peak link bandwidth in collectives: 0.8 (8xH100 all-reduce reaches
+        ~370 of 450 GB/s, Austin et al. "How to scale your model").
+    scaleout_multiplier
+        Scale-out bandwidth relative to the table's one-NIC-per-accelerator figure (1.0 = the
+        hierarchical baseline; >1 more rails, <1 oversubscribed).  This is the network-topology
+        assumption that MODEL.md says dominates the data-movement wall.
+    kernel_latency_s
+        Minimum time of one matmul kernel: 4.5 us (A100 measurement cited by [R]).
+    allreduce_base_latency_s, intra_domain_hop_s, inter_domain_hop_s
+        NCCL low-latency tree model: base + 2 * ((ranks_in_domain - 1) * intra + log2(domains) * inter);
+        6.8 / 0.6 / 5.0 us are NCCL's LL Tree constants (NVIDIA nccl src/graph/tuning.cc, 2026).
+    serial_ops_per_layer
+        Serial matmul+collective steps per layer, forward and backward: 8 (4 matmuls x 2) [R].
+    weight_reads_per_microbatch
+        Times each weight crosses HBM per microbatch (forward, two backward matmuls, gradient
+        accumulation): 4 [R].
+    optimizer_bytes_per_param
+        FP32 master weights + Adam moments = 12 bytes/param, sharded over data-parallel ranks
+        (ZeRO-1, Rajbhandari et al. 2020).
+    activation_bytes_per_token_dim
+        Stored activations per token per d_model per layer with selective recomputation and
+        sequence parallelism: 34 bytes at 16 bit (Korthikanti et al. 2022), divided by the
+        tensor-parallel degree; scaled by bytes_per_number / 2.
+    memory_fraction
+        Usable share of HBM capacity (the rest: fragmentation, buffers, workspace): 0.9.
+    min_microbatch_tokens
+        Smallest microbatch a replica can process; 1 token: the latency wall is defined as
+        infeasible *at any utilization*, so nothing but the token itself bounds it.
+    """
+
+    duration_s: Any = 90.0 * SECONDS_PER_DAY
+    max_utilization: Any = 0.7
+    bytes_per_number: Any = 2.0
+    tokens_per_param: Any = 20.0
+    layer_coef: Any = 0.088
+    layer_exponent: Any = 0.27
+    batch_tokens_ref: Any = 60e6
+    batch_ref_params: Any = 5.6e11
+    batch_exponent: Any = 0.36
+    collective_efficiency: Any = 0.8
+    scaleout_multiplier: Any = 1.0
+    kernel_latency_s: Any = 4.5e-6
+    allreduce_base_latency_s: Any = 6.8e-6
+    intra_domain_hop_s: Any = 0.6e-6
+    inter_domain_hop_s: Any = 5.0e-6
+    serial_ops_per_layer: Any = 8.0
+    weight_reads_per_microbatch: Any = 4.0
+    optimizer_bytes_per_param: Any = 12.0
+    activation_bytes_per_token_dim: Any = 34.0
+    memory_fraction: Any = 0.9
+    min_microbatch_tokens: Any = 1.0
+
+    @property
+    def duration_days(self) -> Any:
+        return self.duration_s / SECONDS_PER_DAY
+
+
+def assumptions_with(**overrides: Any) -> Assumptions:
+    """Default assumptions with some fields replaced; ``duration_days`` is accepted too."""
+    if "duration_days" in overrides:
+        overrides["duration_s"] = overrides.pop("duration_days") * SECONDS_PER_DAY
+    return Assumptions()._replace(**overrides)

@@ -1,0 +1,189 @@
+"""Step time and utilization of one parallel plan, with the best microbatch in closed form.
+
+A plan is data-parallel ``dp`` x pipeline ``pp`` x tensor-parallel ``tp`` (1D Megatron-style, or
+2D on a sqrt(tp) x sqrt(tp) mesh) with ``m`` microbatches of ``b`` tokens per replica and step
+(structure of Schneider-Joseph's ml_par_sim [E] and Erdil & Schneider-Joseph 2024 [P]).
+
+Per layer and microbatch, on one accelerator, each phase costs the largest of
+
+* arithmetic   ``6 (N/L) b / (tp H u_max)``;
+* HBM          weights read ``weight_reads`` times plus activation traffic;
+* tensor comm  all-reduces (1D) or all-gathers/reduce-scatters on both mesh axes (2D), over a
+  **hierarchical** network: inside the scale-up domain at scale-up speed, across domains on the
+  accelerator's NIC share, reducing inside the domain first;
+* latency      ``serial_ops * (kernel + all-reduce latency)`` from NCCL's tree model,
+
+because data movement overlaps compute across microbatches [E].  A step is ``(m + pp - 1)``
+pipeline slots (the bubble) and a data-parallel gradient all-reduce that overlaps the bubble
+and the last backward pass.  Memory holds weights and gradients (sharded by pp x tp), optimizer
+state (also sharded over dp, ZeRO-1) and the activations of up to ``pp`` microbatches in flight.
+
+Every term is affine in the microbatch size ``b``, so the step time is a maximum of increasing
+affine functions of ``b``.  Utilization grows with ``b`` (weights and latency are amortized) and
+the run must finish in time, so the best ``b`` is the largest one that meets the deadline, the
+memory limit and dp >= 1: a closed form, no inner search.  The data-parallel degree follows as
+``dp = B / (m b)`` (continuous: at these scales rounding is immaterial).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from forecast.model.params import Assumptions, Hardware
+from forecast.model.scaling import ModelShape
+
+_INF = jnp.inf
+
+
+class PlanResult(NamedTuple):
+    """Outcome of a plan shape at its best microbatch (arrays broadcast over all inputs)."""
+
+    utilization: jnp.ndarray  # model FLOP utilization vs peak; 0 where infeasible
+    feasible: jnp.ndarray  # bool
+    microbatch_tokens: jnp.ndarray  # b, tokens per microbatch per replica
+    data_parallel: jnp.ndarray  # dp = B / (m b)
+    n_accelerators: jnp.ndarray  # dp * pp * tp
+    step_time_s: jnp.ndarray
+
+
+def allreduce_latency(ranks_in_domain, domains, a: Assumptions):
+    """NCCL tree all-reduce latency: base + 2((r - 1) intra + log2(k) inter) seconds."""
+    return a.allreduce_base_latency_s + 2.0 * (
+        (ranks_in_domain - 1.0) * a.intra_domain_hop_s + jnp.log2(domains) * a.inter_domain_hop_s
+    )
+
+
+def _group_layout(group, domain):
+    """Ranks of a group inside one scale-up domain, and the number of domains it spans."""
+    r = jnp.minimum(group, domain)
+    return r, group / r
+
+
+def _collective_time_per_byte(r, k, w_up, w_out, passes):
+    """Seconds per byte (per accelerator) of a hierarchical collective.
+
+    ``passes`` = 2 for an all-reduce (reduce-scatter + all-gather), 1 for an all-gather or a
+    reduce-scatter.  Inside the domain ``(r-1)/r`` of the data crosses scale-up links; across
+    domains each accelerator carries ``1/r`` of it on its own NIC share.
+    """
+    return passes * ((r - 1.0) / r / w_up + (k - 1.0) / k / (r * w_out))
+
+
+def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d):
+    """Coefficients of the step-time pieces of a plan (see module docstring).
+
+    Returns a dict of arrays: per-layer arithmetic/HBM/comm slopes (s per token), HBM intercept,
+    latency floor per layer, pipeline-slot overhead, data-parallel sync time and memory terms.
+    """
+    tp = jnp.asarray(tp, dtype=jnp.float64)
+    pp = jnp.asarray(pp, dtype=jnp.float64)
+    m = jnp.asarray(m, dtype=jnp.float64)
+    two_d = jnp.asarray(two_d, dtype=bool)
+    p = a.bytes_per_number
+    n_layer = shape.params / shape.layers
+    d = shape.d_model
+    w_up = hw.scaleup_bandwidth * a.collective_efficiency
+    w_out = hw.scaleout_bandwidth * a.scaleout_multiplier * a.collective_efficiency
+    domain = hw.scaleup_domain_size
+
+    arith = 6.0 * n_layer / (tp * hw.flops * a.max_utilization)
+
+    g = jnp.sqrt(tp)
+    act_full = jnp.where(two_d, 12.0 / g, 12.0)
+    hbm0 = a.weight_reads_per_microbatch * p * n_layer / (tp * hw.hbm_bandwidth)
+    hbm1 = p * d * (act_full + 60.0 / tp) / hw.hbm_bandwidth
+
+    # 1D: 4 all-reduces of b*d*p bytes per layer (2 forward, 2 backward).
+    r1, k1 = _group_layout(tp, domain)
+    comm_1d = 4.0 * p * d * _collective_time_per_byte(r1, k1, w_up, w_out, 2.0)
+    lat_1d = jnp.where(tp > 1.0, allreduce_latency(r1, k1, a), 0.0)
+    # 2D: per axis, gathers/scatters of 24 b d p / g bytes per layer; axis A fills the domain first.
+    ra, ka = _group_layout(g, domain)
+    rb = jnp.clip(domain / ra, 1.0, g)
+    kb = g / rb
+    comm_2d = (
+        24.0
+        * p
+        * d
+        / g
+        * (
+            _collective_time_per_byte(ra, ka, w_up, w_out, 1.0)
+            + _collective_time_per_byte(rb, kb, w_up, w_out, 1.0)
+        )
+    )
+    lat_2d = jnp.where(g > 1.0, allreduce_latency(ra, ka, a) + allreduce_latency(rb, kb, a), 0.0)
+    comm = jnp.where(two_d, comm_2d, comm_1d)
+    latency = a.serial_ops_per_layer * (a.kernel_latency_s + jnp.where(two_d, lat_2d, lat_1d))
+
+    layers_per_stage = shape.layers / pp
+    slot_overhead = jnp.where(pp > 1.0, a.kernel_latency_s + a.inter_domain_hop_s, 0.0)
+
+    # Data-parallel gradient all-reduce: replicas sharing a domain reduce there first.
+    grad_bytes = p * shape.params / (pp * tp)
+    r_dp = jnp.maximum(domain / tp, 1.0)
+    dp_sync = grad_bytes * 2.0 * ((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out))
+
+    mem_static = 2.0 * p * shape.params / (pp * tp)
+    mem_per_token = a.optimizer_bytes_per_param * shape.params * m / (
+        shape.batch_tokens * pp * tp
+    ) + jnp.minimum(m, pp) * layers_per_stage * a.activation_bytes_per_token_dim * (p / 2.0) * d / tp
+    return {
+        "tp": tp,
+        "pp": pp,
+        "m": m,
+        "arith": arith,
+        "hbm0": hbm0,
+        "hbm1": hbm1,
+        "comm": comm,
+        "latency": latency,
+        "layers_per_stage": layers_per_stage,
+        "slot_overhead": slot_overhead,
+        "dp_sync": dp_sync,
+        "mem_static": mem_static,
+        "mem_per_token": mem_per_token,
+    }
+
+
+def step_time(terms: dict, b):
+    """Step time (s) of a plan at microbatch ``b`` tokens."""
+    layer = jnp.maximum(
+        jnp.maximum(terms["arith"] * b, terms["hbm0"] + terms["hbm1"] * b),
+        jnp.maximum(terms["comm"] * b, terms["latency"]),
+    )
+    slot = terms["layers_per_stage"] * layer + terms["slot_overhead"]
+    m, pp = terms["m"], terms["pp"]
+    return jnp.maximum((m + pp - 1.0) * slot, (m - 2.0 / 3.0) * slot + terms["dp_sync"])
+
+
+def best_plan(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d) -> PlanResult:
+    """Utilization of a plan shape at the largest microbatch that meets deadline and memory."""
+    t = plan_terms(hw, a, shape, tp, pp, m, two_d)
+    m_, pp_ = t["m"], t["pp"]
+    budget = a.duration_s / shape.steps  # seconds per step
+    lps = t["layers_per_stage"]
+    # Slot-time budgets from the two step pieces.
+    slot_budget = jnp.minimum(budget / (m_ + pp_ - 1.0), (budget - t["dp_sync"]) / (m_ - 2.0 / 3.0))
+    layer_budget = (slot_budget - t["slot_overhead"]) / lps
+    ok = (layer_budget > t["latency"]) & (layer_budget > t["hbm0"]) & (pp_ <= shape.layers)
+    b_dead = jnp.minimum(
+        jnp.minimum(layer_budget / t["arith"], (layer_budget - t["hbm0"]) / t["hbm1"]),
+        jnp.where(t["comm"] > 0.0, layer_budget / jnp.where(t["comm"] > 0.0, t["comm"], 1.0), _INF),
+    )
+    mem_limit = a.memory_fraction * hw.hbm_capacity
+    b_mem = (mem_limit - t["mem_static"]) / t["mem_per_token"]
+    b = jnp.minimum(jnp.minimum(b_dead, b_mem), shape.batch_tokens / m_)
+    feasible = ok & (t["mem_static"] < mem_limit) & (b >= a.min_microbatch_tokens)
+    b = jnp.where(feasible, b, a.min_microbatch_tokens)
+    st = step_time(t, b)
+    util = 6.0 * shape.params * b * m_ / (pp_ * t["tp"] * hw.flops * st)
+    dp = shape.batch_tokens / (m_ * b)
+    return PlanResult(
+        utilization=jnp.where(feasible, util, 0.0),
+        feasible=feasible,
+        microbatch_tokens=b,
+        data_parallel=dp,
+        n_accelerators=dp * pp_ * t["tp"],
+        step_time_s=st,
+    )

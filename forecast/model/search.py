@@ -1,0 +1,173 @@
+"""Search over parallel plans, the utilization curve and both walls.
+
+``utilization_curve`` evaluates every plan shape of a grid (tp, pp, m as powers of two, 1D or
+2D tensor parallelism) at every compute budget of a grid, in one vectorized call, and keeps the
+best.  Walls are read off the curve:
+
+* **data-movement wall**: the largest compute whose best plan keeps utilization at or above
+  ``threshold`` (0.8) times the maximum utilization the accelerator reaches at small scale,
+  as in Epoch's Distributed Training Interactive Simulator [S];
+* **latency wall**: the largest compute for which any plan meets the deadline at all.
+
+Both are interpolated between grid points (the utilization linearly in log10 compute; the
+latency wall by bisection on feasibility), so they vary continuously with the inputs.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from forecast.model.params import Assumptions, Hardware
+from forecast.model.plan import best_plan
+from forecast.model.scaling import model_shape
+
+DEFAULT_LOG10_FLOP_GRID = np.round(np.arange(20.0, 40.0001, 0.05), 4)
+UTILIZATION_THRESHOLD = 0.8
+
+
+class PlanGrid(NamedTuple):
+    """Flattened plan shapes (one entry per shape)."""
+
+    tp: np.ndarray
+    pp: np.ndarray
+    m: np.ndarray
+    two_d: np.ndarray
+
+
+def plan_grid(max_log2_tp: int = 18, max_log2_pp: int = 12, max_log2_m: int = 16, step: int = 1) -> PlanGrid:
+    """All shapes with tp, pp, m powers of two (every ``step``-th power) and both TP layouts."""
+    tp = 2.0 ** np.arange(0, max_log2_tp + 1, step)
+    pp = 2.0 ** np.arange(0, max_log2_pp + 1, step)
+    m = 2.0 ** np.arange(0, max_log2_m + 1, step)
+    two_d = np.array([False, True])
+    grids = np.meshgrid(tp, pp, m, two_d, indexing="ij")
+    flat = [g.ravel() for g in grids]
+    keep = ~(flat[3] & (flat[0] < 4))  # 2D needs at least a 2x2 mesh
+    return PlanGrid(*(f[keep] for f in flat))
+
+
+class Curve(NamedTuple):
+    """Best plan at each compute budget."""
+
+    log10_flop: jnp.ndarray  # (C,)
+    utilization: jnp.ndarray  # (C,) best utilization, 0 where no plan is feasible
+    feasible: jnp.ndarray  # (C,)
+    tp: jnp.ndarray
+    pp: jnp.ndarray
+    m: jnp.ndarray
+    two_d: jnp.ndarray
+    data_parallel: jnp.ndarray
+    microbatch_tokens: jnp.ndarray
+    n_accelerators: jnp.ndarray
+
+
+@partial(jax.jit, static_argnames=())
+def _curve(hw: Hardware, a: Assumptions, log10_flop, tp, pp, m, two_d):
+    shape = model_shape(log10_flop[:, None], a)
+    res = best_plan(hw, a, shape, tp[None, :], pp[None, :], m[None, :], two_d[None, :])
+    # Prefer higher utilization; among infeasible-everywhere budgets pick nothing.
+    idx = jnp.argmax(res.utilization, axis=1)
+    take = lambda x: jnp.take_along_axis(jnp.broadcast_to(x, res.utilization.shape), idx[:, None], 1)[:, 0]  # noqa: E731
+    return Curve(
+        log10_flop=log10_flop,
+        utilization=take(res.utilization),
+        feasible=jnp.any(res.feasible, axis=1),
+        tp=take(tp[None, :]),
+        pp=take(pp[None, :]),
+        m=take(m[None, :]),
+        two_d=take(two_d[None, :]),
+        data_parallel=take(res.data_parallel),
+        microbatch_tokens=take(res.microbatch_tokens),
+        n_accelerators=take(res.n_accelerators),
+    )
+
+
+def utilization_curve(
+    hw: Hardware, a: Assumptions | None = None, log10_flop=None, grid: PlanGrid | None = None
+) -> Curve:
+    """Best achievable utilization (and its plan) at each compute budget (log10 FLOP)."""
+    a = Assumptions() if a is None else a
+    log10_flop = jnp.asarray(DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop, dtype=jnp.float64)
+    grid = plan_grid() if grid is None else grid
+    hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
+    a = Assumptions(*(jnp.asarray(x, dtype=jnp.float64) for x in a))
+    return _curve(hw, a, log10_flop, *(jnp.asarray(g) for g in grid))
+
+
+def crossing_log10(log10_flop, values, level):
+    """Largest x where ``values`` (sampled on increasing ``log10_flop``) is still >= ``level``.
+
+    Linear interpolation towards the next grid point; +inf if the last point is >= level, -inf
+    if no point is.  Works on the last axis; vectorized.
+    """
+    x = jnp.asarray(log10_flop)
+    v = jnp.asarray(values)
+    above = v >= level
+    n = v.shape[-1]
+    idx = jnp.arange(n)
+    last = jnp.max(jnp.where(above, idx, -1), axis=-1)
+    k = jnp.clip(last, 0, n - 2)
+    v0 = jnp.take_along_axis(v, k[..., None], -1)[..., 0]
+    v1 = jnp.take_along_axis(v, (k + 1)[..., None], -1)[..., 0]
+    frac = jnp.clip((v0 - level) / jnp.where(v0 > v1, v0 - v1, 1.0), 0.0, 1.0)
+    out = x[k] + frac * (x[k + 1] - x[k])
+    out = jnp.where(last == n - 1, jnp.inf, out)
+    return jnp.where(last < 0, -jnp.inf, out)
+
+
+class Walls(NamedTuple):
+    """Both walls of one accelerator and the plan at the data-movement wall."""
+
+    max_utilization: float
+    data_movement_wall_log10_flop: float
+    latency_wall_log10_flop: float
+    plan_at_wall: dict
+
+
+def walls_from_curve(curve: Curve, threshold: float = UTILIZATION_THRESHOLD) -> tuple[float, float, float]:
+    """(max utilization, log10 data-movement wall, log10 latency wall) read off a curve."""
+    u = np.asarray(curve.utilization)
+    umax = float(u.max())
+    dm = float(crossing_log10(curve.log10_flop, u, threshold * umax))
+    lat = float(crossing_log10(curve.log10_flop, np.asarray(curve.feasible, dtype=float), 0.5))
+    return umax, dm, lat
+
+
+def find_walls(
+    hw: Hardware,
+    a: Assumptions | None = None,
+    threshold: float = UTILIZATION_THRESHOLD,
+    grid: PlanGrid | None = None,
+    log10_flop=None,
+    refine: bool = True,
+) -> Walls:
+    """Walls of one accelerator by the full plan search, refined between grid points."""
+    a = Assumptions() if a is None else a
+    curve = utilization_curve(hw, a, log10_flop, grid)
+    umax, dm, lat = walls_from_curve(curve, threshold)
+    if refine and np.isfinite(lat):
+        lo, hi = lat - 0.06, lat + 0.06
+        fine = utilization_curve(hw, a, np.linspace(lo, hi, 61), grid)
+        lat = float(crossing_log10(fine.log10_flop, np.asarray(fine.feasible, dtype=float), 0.5))
+    if refine and np.isfinite(dm):
+        fine = utilization_curve(hw, a, np.linspace(dm - 0.06, dm + 0.06, 61), grid)
+        dm = float(crossing_log10(fine.log10_flop, np.asarray(fine.utilization), threshold * umax))
+    plan = {}
+    if np.isfinite(dm):
+        at = utilization_curve(hw, a, np.array([dm]), grid)
+        plan = {
+            "tensor_parallel": int(at.tp[0]),
+            "tensor_parallel_layout": "2D" if bool(at.two_d[0]) else "1D",
+            "pipeline_parallel": int(at.pp[0]),
+            "microbatches": int(at.m[0]),
+            "data_parallel": float(at.data_parallel[0]),
+            "microbatch_tokens": float(at.microbatch_tokens[0]),
+            "accelerators": float(at.n_accelerators[0]),
+            "utilization": float(at.utilization[0]),
+        }
+    return Walls(umax, dm, lat, plan)
