@@ -18,13 +18,14 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
 import arviz as az
 import jax
 import numpy as np
+import numpyro  # noqa: F401  (a plain import first: see below)
 import pandas as pd
 import xarray as xr
 from numpyro.infer import MCMC, NUTS, Predictive
@@ -41,11 +42,16 @@ from forecast.trends import (
     trend_observations,
 )
 
+# Import-order note: ``import arviz`` registers a *lazy* ``numpyro`` module; a first
+# ``from numpyro.infer import ...`` after it leaves ``numpyro.infer.initialization`` unbound, and
+# ``az.from_numpyro`` then fails with AttributeError. A plain ``import numpyro`` first avoids it.
+
 __all__ = [
     "ConvergenceError",
     "check_convergence",
     "convergence_report",
     "enable_x64",
+    "fit_observations",
     "fit_trends",
     "init_jax",
     "observations_from_datatree",
@@ -111,8 +117,6 @@ def init_jax(*, x64: bool = True, host_device_count: int | None = None) -> None:
         it has no effect once JAX has initialised its CPU backend).
     """
     if host_device_count is not None:
-        import numpyro
-
         numpyro.set_host_device_count(host_device_count)
     if x64:
         enable_x64()
@@ -161,17 +165,17 @@ def fit_trends(
 ) -> xr.DataTree:
     """Fit the hardware and frontier-compute trends with NUTS; return one DataTree.
 
-    Both models run as one NumPyro model with two independent likelihoods
-    (:func:`forecast.trends.trend_model`), so one NUTS run gives one posterior.
+    Selects the rows with :func:`forecast.trends.trend_observations` (shipped flagships) and
+    :func:`forecast.trends.frontier_observations` (RECORD runs since 2018 with an estimate), then
+    calls :func:`fit_observations`. Both models run as one NumPyro model with two independent
+    likelihoods (:func:`forecast.trends.trend_model`), so one NUTS run gives one posterior.
 
     Parameters
     ----------
     hardware_df : pandas.DataFrame
-        ``forecast.hardware.load_hardware()``; rows are selected by
-        :func:`forecast.trends.trend_observations` (shipped flagships).
+        ``forecast.hardware.load_hardware()``.
     frontier_df : pandas.DataFrame
-        ``forecast.hardware.load_frontier_runs()``; rows are selected by
-        :func:`forecast.trends.frontier_observations` (records since 2018 with an estimate).
+        ``forecast.hardware.load_frontier_runs()``.
     priors : TrendPriors
         ``intercept_loc=None`` centres the hardware intercepts on the data.
     rng_key : jax.random.PRNGKey
@@ -188,14 +192,47 @@ def fit_trends(
     Returns
     -------
     xarray.DataTree
+        See :func:`fit_observations`.
+    """
+    return fit_observations(
+        trend_observations(hardware_df),
+        frontier_observations(frontier_df),
+        priors,
+        rng_key=rng_key,
+        num_chains=num_chains,
+        num_warmup=num_warmup,
+        num_samples=num_samples,
+        chain_method=chain_method,
+        target_accept_prob=target_accept_prob,
+        progress_bar=progress_bar,
+    )
+
+
+def fit_observations(
+    hardware: HardwareObservations,
+    frontier: FrontierObservations,
+    priors: TrendPriors,
+    *,
+    rng_key: jax.Array,
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    chain_method: str = "vectorized",
+    target_accept_prob: float = 0.9,
+    progress_bar: bool = False,
+) -> xr.DataTree:
+    """Fit :func:`forecast.trends.trend_model` to prepared observations (see :func:`fit_trends`).
+
+    Returns
+    -------
+    xarray.DataTree
         Groups ``posterior``, ``sample_stats``, ``log_likelihood``, ``posterior_predictive``,
         ``observed_data`` and ``constant_data``; dims ``metric`` (named by
         :data:`forecast.trends.METRICS`), ``obs`` ("accelerator|metric") and ``run`` (model name).
-        ``attrs`` hold the priors, model config, data hash, PRNG key, code version and fit time.
+        ``attrs`` hold the data-resolved priors, model config, data hash, PRNG key, code version
+        and the wall time of sampling plus conversion (``fit_seconds``).
     """
     enable_x64()
-    hardware = trend_observations(hardware_df)
-    frontier = frontier_observations(frontier_df)
     if len(hardware.years) == 0 or len(frontier.years) == 0:
         raise ValueError(
             f"nothing to fit: {len(hardware.years)} hardware observations, "
@@ -206,7 +243,9 @@ def fit_trends(
 
     start = time.perf_counter()
     mcmc = MCMC(
-        NUTS(partial(trend_model, hardware, frontier, priors), target_accept_prob=target_accept_prob),
+        NUTS(
+            partial(trend_model, hardware, frontier, priors), target_accept_prob=target_accept_prob
+        ),
         num_warmup=num_warmup,
         num_samples=num_samples,
         num_chains=num_chains,
@@ -434,4 +473,3 @@ def check_convergence(
         failures.append(("ess_bulk", name, value, ess_bulk_min))
     if failures:
         raise ConvergenceError(failures)
-

@@ -793,7 +793,11 @@ def _find_line(lines: Sequence[str], key: str) -> int | None:
     parts = key.split(".")
     q = [rf"""["']?{re.escape(p)}["']?""" for p in parts]
     dotted = r"\s*\.\s*".join(q)
-    patterns = [rf"^\s*\[\s*{dotted}\s*\]", rf"^\s*{dotted}\s*="]
+    patterns = [
+        rf"^\s*\[\s*{dotted}\s*\]",
+        rf"^\s*{dotted}\s*=",
+        rf"^\s*\[\s*{dotted}\s*\.",  # a deeper table under an (unknown) key
+    ]
     if len(parts) > 1:
         patterns.append(rf"^\s*{q[-1]}\s*=")  # `name = {...}` inside a [group] table
         patterns.append(rf"^\s*\[\s*{q[0]}\s*\]")

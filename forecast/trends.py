@@ -514,9 +514,7 @@ def hardware_trend_model(
     nu = numpyro.sample("nu", dist.Gamma(priors.nu_shape, priors.nu_rate))
     mu = intercept[metric_index] + slope[metric_index] * (years - priors.reference_year)
     with numpyro.plate("obs", years.shape[0]):
-        numpyro.sample(
-            "log10_value", dist.StudentT(nu, mu, sigma[metric_index]), obs=log10_values
-        )
+        numpyro.sample("log10_value", dist.StudentT(nu, mu, sigma[metric_index]), obs=log10_values)
 
 
 def frontier_compute_model(
@@ -559,7 +557,9 @@ def frontier_compute_model(
     scale = sigma * jnp.where(is_speculative, 1.0 + extra, 1.0)
     mu = intercept + slope * (years - priors.reference_year)
     with numpyro.plate("run", years.shape[0]):
-        numpyro.sample("log10_compute", dist.StudentT(priors.frontier_nu, mu, scale), obs=log10_flop)
+        numpyro.sample(
+            "log10_compute", dist.StudentT(priors.frontier_nu, mu, scale), obs=log10_flop
+        )
 
 
 def trend_model(

@@ -126,9 +126,15 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
     dp_sync = grad_bytes * 2.0 * ((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out))
 
     mem_static = 2.0 * p * shape.params / (pp * tp)
-    mem_per_token = a.optimizer_bytes_per_param * shape.params * m / (
-        shape.batch_tokens * pp * tp
-    ) + jnp.minimum(m, pp) * layers_per_stage * a.activation_bytes_per_token_dim * (p / 2.0) * d / tp
+    mem_per_token = (
+        a.optimizer_bytes_per_param * shape.params * m / (shape.batch_tokens * pp * tp)
+        + jnp.minimum(m, pp)
+        * layers_per_stage
+        * a.activation_bytes_per_token_dim
+        * (p / 2.0)
+        * d
+        / tp
+    )
     return {
         "tp": tp,
         "pp": pp,
@@ -187,3 +193,42 @@ def best_plan(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d)
         n_accelerators=dp * pp_ * t["tp"],
         step_time_s=st,
     )
+
+
+def stationary_microbatches(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, two_d):
+    """Microbatch counts that balance the pipeline bubble against per-microbatch costs.
+
+    With the deadline binding, a pipelined plan's utilization is proportional to
+    ``b / slot(b) - b (pp - 1) / tau`` (``tau`` the step budget): larger microbatches amortize
+    weight reads and latency, but leave room for fewer microbatches and so a larger bubble.
+    On a piece where ``slot = alpha + beta b`` the optimum is
+    ``b* = (sqrt(alpha tau / (pp - 1)) - alpha) / beta``, and ``m = tau / slot(b*) - pp + 1``.
+    Returns ``m`` for the stationary points of the HBM piece (weight re-reads) and of the
+    arithmetic piece, and for the breakpoint where arithmetic overtakes HBM, stacked on a new
+    last axis; 1 where there is no pipeline.  ``best_plan`` then takes the best of these.
+    """
+    t = plan_terms(hw, a, shape, tp, pp, 1.0, two_d)
+    pp_ = t["pp"]
+    tau = a.duration_s / shape.steps
+    lps = t["layers_per_stage"]
+    steep = jnp.maximum(t["arith"], t["comm"])
+    candidates_b = []
+    for alpha, beta in (
+        (lps * t["hbm0"] + t["slot_overhead"], lps * t["hbm1"]),
+        (t["slot_overhead"], lps * steep),
+    ):
+        alpha = jnp.maximum(alpha, 1e-30)
+        candidates_b.append((jnp.sqrt(alpha * tau / jnp.maximum(pp_ - 1.0, 1e-9)) - alpha) / beta)
+    # Breakpoint where compute (or tensor traffic) overtakes the weight reads.
+    candidates_b.append(t["hbm0"] / jnp.maximum(steep - t["hbm1"], 1e-30))
+    out = []
+    for b in candidates_b:
+        b = jnp.maximum(b, 1e-9)
+        layer = jnp.maximum(
+            jnp.maximum(t["arith"] * b, t["hbm0"] + t["hbm1"] * b),
+            jnp.maximum(t["comm"] * b, t["latency"]),
+        )
+        slot = lps * layer + t["slot_overhead"]
+        m = jnp.maximum(jnp.floor(tau / slot - pp_ + 1.0), 1.0)
+        out.append(jnp.where(pp_ > 1.0, m, 1.0))
+    return jnp.stack(out, axis=-1)

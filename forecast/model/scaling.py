@@ -35,7 +35,9 @@ def layers_for_params(params, layer_coef=0.088, layer_exponent=0.27):
     return layer_coef * params**layer_exponent
 
 
-def critical_batch_tokens(params, batch_tokens_ref=60e6, batch_ref_params=5.6e11, batch_exponent=0.36):
+def critical_batch_tokens(
+    params, batch_tokens_ref=60e6, batch_ref_params=5.6e11, batch_exponent=0.36
+):
     """Critical batch B = B0 (N / N0)^alpha_B in tokens."""
     return batch_tokens_ref * (params / batch_ref_params) ** batch_exponent
 

@@ -4,9 +4,10 @@
 2D tensor parallelism) at every compute budget of a grid, in one vectorized call, and keeps the
 best.  Walls are read off the curve:
 
-* **data-movement wall**: the largest compute whose best plan keeps utilization at or above
-  ``threshold`` (0.8) times the maximum utilization the accelerator reaches at small scale,
-  as in Epoch's Distributed Training Interactive Simulator [S];
+* **data-movement wall**: the compute up to which the best plan's utilization stays at or
+  above ``threshold`` (0.8) times the maximum utilization the accelerator reaches at small
+  scale, as in Epoch's Distributed Training Interactive Simulator [S]: the first crossing after
+  the maximum (discrete plan switches can make the curve recover briefly further out);
 * **latency wall**: the largest compute for which any plan meets the deadline at all.
 
 Both are interpolated between grid points (the utilization linearly in log10 compute; the
@@ -15,7 +16,6 @@ latency wall by bisection on feasibility), so they vary continuously with the in
 
 from __future__ import annotations
 
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.plan import best_plan
+from forecast.model.plan import best_plan, stationary_microbatches
 from forecast.model.scaling import model_shape
 
 DEFAULT_LOG10_FLOP_GRID = np.round(np.arange(20.0, 40.0001, 0.05), 4)
@@ -39,7 +39,9 @@ class PlanGrid(NamedTuple):
     two_d: np.ndarray
 
 
-def plan_grid(max_log2_tp: int = 18, max_log2_pp: int = 12, max_log2_m: int = 16, step: int = 1) -> PlanGrid:
+def plan_grid(
+    max_log2_tp: int = 18, max_log2_pp: int = 12, max_log2_m: int = 16, step: int = 1
+) -> PlanGrid:
     """All shapes with tp, pp, m powers of two (every ``step``-th power) and both TP layouts."""
     tp = 2.0 ** np.arange(0, max_log2_tp + 1, step)
     pp = 2.0 ** np.arange(0, max_log2_pp + 1, step)
@@ -66,21 +68,35 @@ class Curve(NamedTuple):
     n_accelerators: jnp.ndarray
 
 
-@partial(jax.jit, static_argnames=())
+@jax.jit
 def _curve(hw: Hardware, a: Assumptions, log10_flop, tp, pp, m, two_d):
     shape = model_shape(log10_flop[:, None], a)
-    res = best_plan(hw, a, shape, tp[None, :], pp[None, :], m[None, :], two_d[None, :])
-    # Prefer higher utilization; among infeasible-everywhere budgets pick nothing.
+    # Grid microbatch counts, plus for each (tp, pp, layout) the stationary counts.
+    m_star = stationary_microbatches(hw, a, shape, tp[None, :], pp[None, :], two_d[None, :])
+    n_c, n_k = m_star.shape[0], tp.size
+    k = m_star.shape[-1] + 1
+    tp_all = jnp.tile(tp, k)
+    pp_all = jnp.tile(pp, k)
+    td_all = jnp.tile(two_d, k)
+    m_all = jnp.concatenate(
+        [jnp.broadcast_to(m, (n_c, n_k))] + [m_star[..., i] for i in range(k - 1)], axis=1
+    )
+    res = best_plan(hw, a, shape, tp_all[None, :], pp_all[None, :], m_all, td_all[None, :])
     idx = jnp.argmax(res.utilization, axis=1)
-    take = lambda x: jnp.take_along_axis(jnp.broadcast_to(x, res.utilization.shape), idx[:, None], 1)[:, 0]  # noqa: E731
+
+    def take(x):
+        return jnp.take_along_axis(jnp.broadcast_to(x, res.utilization.shape), idx[:, None], 1)[
+            :, 0
+        ]
+
     return Curve(
         log10_flop=log10_flop,
         utilization=take(res.utilization),
         feasible=jnp.any(res.feasible, axis=1),
-        tp=take(tp[None, :]),
-        pp=take(pp[None, :]),
-        m=take(m[None, :]),
-        two_d=take(two_d[None, :]),
+        tp=take(tp_all[None, :]),
+        pp=take(pp_all[None, :]),
+        m=take(m_all),
+        two_d=take(td_all[None, :]),
         data_parallel=take(res.data_parallel),
         microbatch_tokens=take(res.microbatch_tokens),
         n_accelerators=take(res.n_accelerators),
@@ -92,32 +108,40 @@ def utilization_curve(
 ) -> Curve:
     """Best achievable utilization (and its plan) at each compute budget (log10 FLOP)."""
     a = Assumptions() if a is None else a
-    log10_flop = jnp.asarray(DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop, dtype=jnp.float64)
+    log10_flop = jnp.asarray(
+        DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop, dtype=jnp.float64
+    )
     grid = plan_grid() if grid is None else grid
     hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
     a = Assumptions(*(jnp.asarray(x, dtype=jnp.float64) for x in a))
     return _curve(hw, a, log10_flop, *(jnp.asarray(g) for g in grid))
 
 
-def crossing_log10(log10_flop, values, level):
-    """Largest x where ``values`` (sampled on increasing ``log10_flop``) is still >= ``level``.
+def crossing_log10(log10_flop, values, level, start=None):
+    """Where ``values`` (sampled on increasing ``log10_flop``) first drops below ``level``.
 
-    Linear interpolation towards the next grid point; +inf if the last point is >= level, -inf
-    if no point is.  Works on the last axis; vectorized.
+    The crossing searched is the first one at or after index ``start`` (default: the first
+    point at or above ``level``), i.e. the end of the first run of points at or above
+    ``level``; linear interpolation towards the next grid point.  +inf if the run reaches the
+    last point, -inf if no point is at or above ``level``.  Works on the last axis.
     """
     x = jnp.asarray(log10_flop)
     v = jnp.asarray(values)
     above = v >= level
     n = v.shape[-1]
     idx = jnp.arange(n)
-    last = jnp.max(jnp.where(above, idx, -1), axis=-1)
+    first_above = jnp.min(jnp.where(above, idx, n), axis=-1)
+    s = first_above if start is None else jnp.maximum(jnp.asarray(start), first_above)
+    below_after = (~above) & (idx > s[..., None])
+    first_below = jnp.min(jnp.where(below_after, idx, n), axis=-1)
+    last = first_below - 1
     k = jnp.clip(last, 0, n - 2)
     v0 = jnp.take_along_axis(v, k[..., None], -1)[..., 0]
     v1 = jnp.take_along_axis(v, (k + 1)[..., None], -1)[..., 0]
     frac = jnp.clip((v0 - level) / jnp.where(v0 > v1, v0 - v1, 1.0), 0.0, 1.0)
     out = x[k] + frac * (x[k + 1] - x[k])
-    out = jnp.where(last == n - 1, jnp.inf, out)
-    return jnp.where(last < 0, -jnp.inf, out)
+    out = jnp.where(first_below >= n, jnp.inf, out)
+    return jnp.where(first_above >= n, -jnp.inf, out)
 
 
 class Walls(NamedTuple):
@@ -129,11 +153,13 @@ class Walls(NamedTuple):
     plan_at_wall: dict
 
 
-def walls_from_curve(curve: Curve, threshold: float = UTILIZATION_THRESHOLD) -> tuple[float, float, float]:
+def walls_from_curve(
+    curve: Curve, threshold: float = UTILIZATION_THRESHOLD
+) -> tuple[float, float, float]:
     """(max utilization, log10 data-movement wall, log10 latency wall) read off a curve."""
     u = np.asarray(curve.utilization)
     umax = float(u.max())
-    dm = float(crossing_log10(curve.log10_flop, u, threshold * umax))
+    dm = float(crossing_log10(curve.log10_flop, u, threshold * umax, start=int(np.argmax(u))))
     lat = float(crossing_log10(curve.log10_flop, np.asarray(curve.feasible, dtype=float), 0.5))
     return umax, dm, lat
 
@@ -155,8 +181,11 @@ def find_walls(
         fine = utilization_curve(hw, a, np.linspace(lo, hi, 61), grid)
         lat = float(crossing_log10(fine.log10_flop, np.asarray(fine.feasible, dtype=float), 0.5))
     if refine and np.isfinite(dm):
-        fine = utilization_curve(hw, a, np.linspace(dm - 0.06, dm + 0.06, 61), grid)
-        dm = float(crossing_log10(fine.log10_flop, np.asarray(fine.utilization), threshold * umax))
+        fine = utilization_curve(hw, a, np.linspace(dm - 0.05, dm + 0.05, 51), grid)
+        dm_fine = float(
+            crossing_log10(fine.log10_flop, np.asarray(fine.utilization), threshold * umax)
+        )
+        dm = dm_fine if abs(dm_fine - dm) <= 0.05 else dm
     plan = {}
     if np.isfinite(dm):
         at = utilization_curve(hw, a, np.array([dm]), grid)

@@ -1,0 +1,85 @@
+# wallcast: `make run` computes the walls, `make test` runs the test suite.
+# Both create .venv on first use (Python >= 3.12) and install the project with its dev extras.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.installed-stamp
+
+# Is "$$1" a Python >= 3.12? (a pyenv shim of a missing version fails this check, so it is skipped)
+PY_OK := import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)
+
+.PHONY: help run test lint bench clean distclean venv
+
+help:
+	@echo "make run    - create .venv if needed, compute both walls for every accelerator -> outputs/walls.json"
+	@echo "make test   - create .venv if needed, run the test suite (pytest -q)"
+	@echo "make lint   - ruff check + ruff format --check"
+	@echo "make bench  - benchmarks/walls.py --draws 20000"
+	@echo "make clean  - remove caches and build files (keeps .venv; 'make distclean' removes it too)"
+
+# --------------------------------------------------------------------------- environment
+
+$(PY):
+	@py=""; \
+	for c in python3.13 python3.12; do \
+	  if command -v "$$c" >/dev/null 2>&1 && "$$c" -c '$(PY_OK)' >/dev/null 2>&1; then py="$$(command -v "$$c")"; break; fi; \
+	done; \
+	if [ -z "$$py" ] && command -v pyenv >/dev/null 2>&1; then \
+	  c="$$(pyenv which python 2>/dev/null || true)"; \
+	  if [ -n "$$c" ] && "$$c" -c '$(PY_OK)' >/dev/null 2>&1; then py="$$c"; fi; \
+	fi; \
+	if [ -z "$$py" ] && command -v python3 >/dev/null 2>&1 && python3 -c '$(PY_OK)' >/dev/null 2>&1; then \
+	  py="$$(command -v python3)"; \
+	fi; \
+	if [ -z "$$py" ]; then \
+	  echo "error: wallcast needs Python 3.12 or newer and none was found" >&2; \
+	  echo "       (tried python3.13, python3.12, 'pyenv which python', python3)." >&2; \
+	  echo "       Install one, e.g. 'pyenv install 3.12' or 'apt install python3.12 python3.12-venv'," >&2; \
+	  echo "       then run make again." >&2; \
+	  exit 1; \
+	fi; \
+	echo "creating $(VENV) with $$py ($$("$$py" --version 2>&1))"; \
+	if ! "$$py" -m venv $(VENV); then \
+	  rm -rf $(VENV); \
+	  echo "error: '$$py -m venv' failed; on Debian/Ubuntu install the venv module (apt install python3.12-venv)" >&2; \
+	  exit 1; \
+	fi
+
+# Re-install only when pyproject.toml changes (or the venv is new).
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+# --------------------------------------------------------------------------- targets
+
+# Until the probabilistic forecast lands, `run` computes the point walls of every accelerator.
+run: $(STAMP)
+	@mkdir -p outputs
+	$(VENV)/bin/wallcast walls --json > outputs/walls.json.tmp
+	@mv outputs/walls.json.tmp outputs/walls.json
+	@echo "wrote outputs/walls.json"
+	$(VENV)/bin/wallcast walls
+
+test: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: $(STAMP)
+	$(PY) benchmarks/walls.py --draws 20000
+
+clean:
+	rm -rf .pytest_cache .ruff_cache .hypothesis build dist *.egg-info outputs/walls.json.tmp
+	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

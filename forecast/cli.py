@@ -1,0 +1,467 @@
+"""Command-line interface: ``wallcast`` (console script) and ``python -m forecast``.
+
+Start-up must stay fast: this module imports only typer and the standard library at module
+level.  JAX, numpyro, pandas, matplotlib and ``forecast.model`` are imported inside the commands
+that need them (a test checks that ``import forecast.cli`` leaves ``jax`` unimported).
+
+Errors derived from :class:`forecast.errors.WallcastError` are reported as one line
+``error: ...`` on stderr with exit status 2, without a traceback.  Usage errors (bad options)
+also exit with 2, as click does.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from forecast.hardware import Accelerator
+
+EXIT_USER_ERROR = 2
+
+app = typer.Typer(
+    name="wallcast",
+    help=(
+        "Forecast the data-movement and latency walls of frontier AI training "
+        "(after Erdil & Schneider-Joseph 2024). Units: FLOP = total training compute, "
+        "utilization = fraction of peak dense FLOP/s."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class Precision(StrEnum):
+    bf16 = "bf16"
+    fp8 = "fp8"
+
+
+def _report_error(exc: BaseException) -> None:
+    message = " ".join(str(exc).split())  # one line, whatever the exception holds
+    typer.echo(f"error: {message}", err=True)
+
+
+def _reports_errors[F: Callable[..., Any]](fn: F) -> F:
+    """Turn a WallcastError raised by a command into ``error: ...`` on stderr and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from forecast.errors import WallcastError
+
+        try:
+            return fn(*args, **kwargs)
+        except WallcastError as exc:
+            _report_error(exc)
+            raise typer.Exit(EXIT_USER_ERROR) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------------------- shared options
+
+AcceleratorOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--accelerator",
+        "-a",
+        help="Accelerator name, exact or a unique part of it (e.g. H100, 'A100 SXM4 80GB'). Repeatable.",
+    ),
+]
+DurationOpt = Annotated[
+    float, typer.Option("--duration-days", help="Wall-clock length of the training run, days.")
+]
+PrecisionOpt = Annotated[
+    Precision,
+    typer.Option(
+        "--precision",
+        case_sensitive=False,
+        help="Training precision: bf16 (2 bytes/number, dense 16-bit FLOP/s) or fp8 (1 byte, dense FP8 FLOP/s).",
+    ),
+]
+HardwareOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--hardware",
+        exists=True,
+        dir_okay=False,
+        readable=True,
+        help="Accelerator table (CSV, same columns as data/hardware.csv). Default: data/hardware.csv.",
+    ),
+]
+
+
+def _check_positive(value: float, option: str) -> None:
+    if not (value > 0 and math.isfinite(value)):
+        raise typer.BadParameter(f"must be a positive number, got {value}", param_hint=option)
+
+
+def _select_accelerators(names: list[str] | None, hardware: Path | None) -> list[Accelerator]:
+    """Accelerators named on the command line (all table rows when none), in order, deduplicated."""
+    from forecast.hardware import get_accelerator, load_hardware
+
+    df = load_hardware(hardware)
+    if not names:
+        names = [str(n) for n in df["name"].tolist()]
+    out: list[Accelerator] = []
+    seen: set[str] = set()
+    for name in names:
+        acc = get_accelerator(df, name)
+        if acc.name not in seen:
+            seen.add(acc.name)
+            out.append(acc)
+    return out
+
+
+def _sci(x: float, digits: int = 1) -> str:
+    """Scientific notation without '+' or zero padding: 2.0e28, 2.9e3, 1.5e-4."""
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _fmt_flop(log10_flop: float) -> str:
+    """log10 FLOP -> '2.0e28'; walls beyond the search grid as '>1e40' / '<1e20'."""
+    from forecast.model.search import DEFAULT_LOG10_FLOP_GRID
+
+    if math.isinf(log10_flop):
+        lo, hi = float(DEFAULT_LOG10_FLOP_GRID[0]), float(DEFAULT_LOG10_FLOP_GRID[-1])
+        return f">1e{hi:.0f}" if log10_flop > 0 else f"<1e{lo:.0f}"
+    return _sci(10.0**log10_flop)
+
+
+def _beyond_grid_note(label: str, log10_flop: float) -> str | None:
+    from forecast.model.search import DEFAULT_LOG10_FLOP_GRID
+
+    if not math.isinf(log10_flop):
+        return None
+    lo, hi = float(DEFAULT_LOG10_FLOP_GRID[0]), float(DEFAULT_LOG10_FLOP_GRID[-1])
+    if log10_flop > 0:
+        return f"{label} beyond the search grid (above 1e{hi:.0f} FLOP)"
+    return f"{label} below the search grid (under 1e{lo:.0f} FLOP)"
+
+
+# ----------------------------------------------------------------------------- walls
+
+
+@app.command()
+@_reports_errors
+def walls(
+    accelerator: AcceleratorOpt = None,
+    duration_days: DurationOpt = 90.0,
+    precision: PrecisionOpt = Precision.bf16,
+    hardware: HardwareOpt = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list instead of a table.")
+    ] = False,
+) -> None:
+    """Data-movement and latency walls of each accelerator, with the best plan at the wall.
+
+    Data-movement wall: the largest training compute whose best parallel plan keeps utilization
+    at or above 80% of the accelerator's small-scale maximum. Latency wall: the largest compute
+    any plan can finish within the run's duration.
+    """
+    _check_positive(duration_days, "--duration-days")
+    accs = _select_accelerators(accelerator, hardware)
+
+    from forecast.accelerators import bytes_per_number, hardware_from_accelerator
+    from forecast.model.params import assumptions_with
+    from forecast.model.search import UTILIZATION_THRESHOLD, find_walls
+
+    a = assumptions_with(
+        duration_days=duration_days, bytes_per_number=bytes_per_number(precision.value)
+    )
+    rows: list[dict[str, Any]] = []
+    for acc in accs:
+        hw, notes = hardware_from_accelerator(acc, precision.value)
+        w = find_walls(hw, a)
+        dm, lat = float(w.data_movement_wall_log10_flop), float(w.latency_wall_log10_flop)
+        grid_notes = [
+            n
+            for n in (
+                _beyond_grid_note("data-movement wall", dm),
+                _beyond_grid_note("latency wall", lat),
+            )
+            if n
+        ]
+        rows.append(
+            {
+                "accelerator": acc.name,
+                "precision": precision.value,
+                "duration_days": duration_days,
+                "utilization_threshold": UTILIZATION_THRESHOLD,
+                "max_utilization": float(w.max_utilization),
+                "data_movement_wall_flop": None if math.isinf(dm) else 10.0**dm,
+                "data_movement_wall_log10_flop": None if math.isinf(dm) else dm,
+                "latency_wall_flop": None if math.isinf(lat) else 10.0**lat,
+                "latency_wall_log10_flop": None if math.isinf(lat) else lat,
+                "plan_at_wall": dict(w.plan_at_wall) or None,
+                "hardware": {k: float(v) for k, v in hw._asdict().items()},
+                "assumptions": notes,
+                "note": "; ".join(grid_notes) or None,
+                "_dm": dm,
+                "_lat": lat,
+            }
+        )
+
+    if json_output:
+        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+        typer.echo(json.dumps(clean, indent=2, allow_nan=False))
+        return
+    _print_walls_table(rows, duration_days, precision.value)
+
+
+def _print_walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> None:
+    header = [
+        "accelerator",
+        "max util",
+        "data-movement wall",
+        "latency wall",
+        "tp",
+        "layout",
+        "pp",
+        "microbatches",
+        "dp",
+        "accelerators",
+    ]
+    right = {1, 2, 3, 4, 6, 7, 8, 9}
+    table: list[list[str]] = []
+    footnotes: list[tuple[str, list[str]]] = []
+    for r in rows:
+        name = r["accelerator"]
+        if r["assumptions"]:
+            footnotes.append((name, r["assumptions"]))
+            name += f" [{len(footnotes)}]"
+        p = r["plan_at_wall"] or {}
+        table.append(
+            [
+                name,
+                f"{r['max_utilization']:.2f}",
+                _fmt_flop(r["_dm"]),
+                _fmt_flop(r["_lat"]),
+                str(p.get("tensor_parallel", "-")),
+                str(p.get("tensor_parallel_layout", "-")),
+                str(p.get("pipeline_parallel", "-")),
+                str(p.get("microbatches", "-")),
+                _sci(p["data_parallel"]) if p else "-",
+                _sci(p["accelerators"]) if p else "-",
+            ]
+        )
+    widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    typer.echo(
+        f"Walls of a {duration_days:g}-day run at {precision} "
+        "(training compute in FLOP; plan = best plan at the data-movement wall)"
+    )
+    typer.echo(line(header))
+    typer.echo(line(["-" * w for w in widths]))
+    for row in table:
+        typer.echo(line(row))
+    typer.echo(
+        "\ndata-movement wall: largest compute whose best plan keeps utilization >= "
+        f"{rows[0]['utilization_threshold']:.0%} of max util; "
+        "latency wall: largest compute any plan finishes in time."
+        if rows
+        else ""
+    )
+    for i, (name, notes) in enumerate(footnotes, start=1):
+        typer.echo(f"[{i}] {name}: " + "; ".join(notes))
+
+
+# ----------------------------------------------------------------------------- latency-wall
+
+
+@app.command("latency-wall")
+@_reports_errors
+def latency_wall(
+    t_layer_us: Annotated[
+        float,
+        typer.Option("--t-layer-us", help="Minimum time per layer (forward + backward), µs."),
+    ],
+    batch_tokens: Annotated[
+        float, typer.Option("--batch-tokens", help="Batch size, tokens per optimizer step.")
+    ],
+    duration_days: Annotated[
+        float, typer.Option("--duration-days", help="Wall-clock length of the run, days.")
+    ],
+    layer_coef: Annotated[
+        float, typer.Option("--layer-coef", help="Depth L = coef * N^exponent: coefficient.")
+    ] = 0.088,
+    layer_exponent: Annotated[
+        float, typer.Option("--layer-exponent", help="Depth L = coef * N^exponent: exponent.")
+    ] = 0.27,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Closed-form latency wall of Sevilla et al. (2024), 'Can AI scaling continue through 2030?'.
+
+    With Chinchilla scaling (D = 20 N tokens, C = 120 N^2 FLOP) and a fixed batch, training
+    fits in T only if T >= t_L * L * D / B, which bounds N and so C.
+    """
+    _check_positive(t_layer_us, "--t-layer-us")
+    _check_positive(batch_tokens, "--batch-tokens")
+    _check_positive(duration_days, "--duration-days")
+    _check_positive(layer_coef, "--layer-coef")
+
+    from forecast.model.latency import latency_wall_flop, latency_wall_params
+    from forecast.model.params import SECONDS_PER_DAY
+
+    args = (
+        t_layer_us * 1e-6,
+        batch_tokens,
+        duration_days * SECONDS_PER_DAY,
+        layer_coef,
+        layer_exponent,
+    )
+    params = float(latency_wall_params(*args))
+    flop = float(latency_wall_flop(*args))
+    if json_output:
+        out = {
+            "params": params,
+            "flop": flop,
+            "inputs": {
+                "t_layer_s": t_layer_us * 1e-6,
+                "batch_tokens": batch_tokens,
+                "duration_days": duration_days,
+                "layer_coef": layer_coef,
+                "layer_exponent": layer_exponent,
+                "tokens_per_param": 20.0,
+            },
+        }
+        typer.echo(json.dumps(out, indent=2))
+        return
+    typer.echo(
+        f"Latency wall (t_L = {t_layer_us:g} µs/layer, B = {_sci(batch_tokens, 2)} tokens, "
+        f"T = {duration_days:g} days, L = {layer_coef:g}·N^{layer_exponent:g}):"
+    )
+    typer.echo(f"  largest model:     {_sci(params, 2)} parameters")
+    typer.echo(f"  training compute:  {_sci(flop, 2)} FLOP")
+
+
+# ----------------------------------------------------------------------------- curve
+
+# Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
+OKABE_ITO = (
+    "#0072B2",  # blue
+    "#D55E00",  # vermillion
+    "#009E73",  # bluish green
+    "#E69F00",  # orange
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#000000",  # black
+    "#F0E442",  # yellow
+)
+CURVE_LOG10_FLOP = (22.0, 33.0)
+
+
+@app.command()
+@_reports_errors
+def curve(
+    accelerator: Annotated[
+        list[str],
+        typer.Option(
+            "--accelerator", "-a", help="Accelerator name (exact or a unique part). Repeatable."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output image (PNG).", dir_okay=False)],
+    duration_days: DurationOpt = 90.0,
+    precision: PrecisionOpt = Precision.bf16,
+    hardware: HardwareOpt = None,
+) -> None:
+    """Plot best achievable utilization against training compute, with both walls marked."""
+    _check_positive(duration_days, "--duration-days")
+    accs = _select_accelerators(accelerator, hardware)
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    from forecast.accelerators import bytes_per_number, hardware_from_accelerator
+    from forecast.model.params import assumptions_with
+    from forecast.model.search import find_walls, utilization_curve
+
+    a = assumptions_with(
+        duration_days=duration_days, bytes_per_number=bytes_per_number(precision.value)
+    )
+    lo, hi = CURVE_LOG10_FLOP
+    grid = np.round(np.arange(lo, hi + 1e-9, 0.02), 4)
+
+    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    handles: list[Any] = []
+    footnotes: list[str] = []
+    for i, acc in enumerate(accs):
+        colour = OKABE_ITO[i % len(OKABE_ITO)]
+        hw, notes = hardware_from_accelerator(acc, precision.value)
+        c = utilization_curve(hw, a, grid)
+        w = find_walls(hw, a)
+        util = np.where(np.asarray(c.feasible), np.asarray(c.utilization), np.nan)
+        label = acc.name + (" *" if notes else "")
+        (line,) = ax.plot(10.0**grid, util, color=colour, lw=2, label=label)
+        handles.append(line)
+        for wall, style in (
+            (w.data_movement_wall_log10_flop, "--"),
+            (w.latency_wall_log10_flop, ":"),
+        ):
+            if math.isfinite(wall) and lo <= wall <= hi:
+                ax.axvline(10.0**wall, color=colour, ls=style, lw=1.5, alpha=0.9)
+        if notes:
+            footnotes.append(f"* {acc.name}: " + "; ".join(notes))
+
+    handles += [
+        Line2D(
+            [], [], color="0.35", ls="--", lw=1.5, label="data-movement wall (util < 80% of max)"
+        ),
+        Line2D([], [], color="0.35", ls=":", lw=1.5, label="latency wall (no plan finishes)"),
+    ]
+    ax.set_xscale("log")
+    ax.set_xlim(10.0**lo, 10.0**hi)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("Training compute (FLOP)")
+    ax.set_ylabel("Best achievable utilization (fraction of peak FLOP/s)")
+    ax.set_title(
+        f"Best achievable utilization vs training compute ({duration_days:g}-day run, {precision.value})"
+    )
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.9)
+    if footnotes:
+        fig.text(0.01, 0.0, "\n".join(footnotes), fontsize=7, va="bottom", ha="left", wrap=True)
+        fig.get_layout_engine().set(h_pad=0.25)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=150)
+    typer.echo(f"wrote {out}")
+
+
+# ----------------------------------------------------------------------------- later commands
+#
+# Planned commands register here with @app.command() and @_reports_errors, importing their heavy
+# dependencies inside the function body:
+#   run     - the full probabilistic forecast (priors -> draws -> walls), writes outputs/
+#   query   - answer questions from a finished run without importing JAX (must start fast)
+#   ingest  - validate files in data/incoming/, move failures to data/rejected/
+#   serve   - the Prefect-backed service (the Docker image's eventual default)
+#   report  - written report of a run
+#   deck    - slide deck of a run
+
+
+def main() -> None:
+    """Entry point of the ``wallcast`` console script and ``python -m forecast``."""
+    from forecast.errors import WallcastError
+
+    try:
+        app(prog_name="wallcast")
+    except WallcastError as exc:  # raised outside a command body (e.g. in a callback)
+        _report_error(exc)
+        sys.exit(EXIT_USER_ERROR)

@@ -1,0 +1,123 @@
+"""Tests of the command-line interface (forecast.cli)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from forecast.cli import app
+
+runner = CliRunner()
+
+H100 = "NVIDIA H100 SXM5"
+A100_80 = "NVIDIA A100 SXM4 80GB"
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def test_latency_wall_reproduces_sevilla_2024():
+    # Sevilla et al. 2024, "Can AI scaling continue through 2030?": intranode latencies only,
+    # t_L = 120 us/layer, B = 60M tokens, 9 months -> ~700T parameters (6.7e14), ~5.4e31 FLOP.
+    res = invoke(
+        "latency-wall", "--t-layer-us", "120", "--batch-tokens", "60e6",
+        "--duration-days", "274", "--json",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["params"] == pytest.approx(6.7e14, rel=0.02)
+    assert out["flop"] == pytest.approx(5.4e31, rel=0.02)
+
+
+def test_latency_wall_table_output():
+    res = invoke(
+        "latency-wall", "--t-layer-us", "120", "--batch-tokens", "6e7", "--duration-days", "274"
+    )
+    assert res.exit_code == 0, res.output
+    assert "6.68e14 parameters" in res.stdout
+    assert "5.36e31 FLOP" in res.stdout
+
+
+@pytest.fixture(scope="module")
+def walls_json() -> dict[str, dict]:
+    res = invoke("walls", "--accelerator", "H100", "--accelerator", "A100 SXM4 80GB", "--json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    return {r["accelerator"]: r for r in rows}
+
+
+def test_walls_h100_matches_erdil_schneider_joseph_anchors(walls_json):
+    # Erdil & Schneider-Joseph 2024: utilization starts to fall near 1e28 (2e28 in the blog) and
+    # training becomes infeasible near 1e31 (2e31) FLOP for a 3-month run.
+    h = walls_json[H100]
+    assert 3e27 < h["data_movement_wall_flop"] < 6e28
+    assert 3e30 < h["latency_wall_flop"] < 6e31
+    assert 0 < h["max_utilization"] <= 1
+    assert h["assumptions"] == []
+    assert h["note"] is None
+    plan = h["plan_at_wall"]
+    for key in ("tensor_parallel", "tensor_parallel_layout", "pipeline_parallel", "microbatches",
+                "data_parallel", "accelerators"):  # fmt: skip
+        assert key in plan
+    assert plan["tensor_parallel_layout"] in ("1D", "2D")
+
+
+def test_walls_a100_efficient_scale_above_h100(walls_json):
+    # [P] blog: H100's efficient scale is lower than A100's (FLOP/s outgrew memory and network).
+    assert (
+        walls_json[A100_80]["data_movement_wall_flop"] > walls_json[H100]["data_movement_wall_flop"]
+    )
+
+
+def test_walls_table_fills_gaps_with_footnote():
+    res = invoke("walls", "--accelerator", "MI455X")
+    assert res.exit_code == 0, res.output
+    assert "AMD Instinct MI455X [1]" in res.stdout
+    assert (
+        "[1] AMD Instinct MI455X: scale-out bandwidth not in the table: assumed 5.0e10"
+        in res.stdout
+    )
+    assert "domain size not in the table: assumed 8" in res.stdout
+
+
+def test_unknown_accelerator_exits_2_with_closest_names():
+    res = runner.invoke(app, ["walls", "--accelerator", "H300"])
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: unknown accelerator 'H300'")
+    assert "NVIDIA H100 SXM5" in res.stderr
+    assert "NVIDIA H200 SXM" in res.stderr
+    assert "Traceback" not in res.output
+    assert res.stdout == ""
+
+
+def test_fp8_without_fp8_figure_exits_2():
+    res = runner.invoke(app, ["walls", "--accelerator", "A100 SXM4 80GB", "--precision", "fp8"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == (
+        "error: NVIDIA A100 SXM4 80GB has no FP8 figure in the hardware table; use --precision bf16"
+    )
+
+
+def test_curve_writes_png(tmp_path: Path):
+    out = tmp_path / "sub" / "curve.png"
+    res = invoke("curve", "--accelerator", "H100", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 10_000
+
+
+def test_importing_cli_does_not_import_jax():
+    code = (
+        "import sys, forecast.cli; "
+        "assert 'jax' not in sys.modules, 'jax imported'; "
+        "assert 'forecast.model' not in sys.modules, 'forecast.model imported'"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
