@@ -62,10 +62,10 @@ venv: $(STAMP)
 # Until the probabilistic forecast lands, `run` computes the point walls of every accelerator.
 run: $(STAMP)
 	@mkdir -p outputs
+	$(VENV)/bin/wallcast run
 	$(VENV)/bin/wallcast walls --json > outputs/walls.json.tmp
 	@mv outputs/walls.json.tmp outputs/walls.json
-	@echo "wrote outputs/walls.json"
-	$(VENV)/bin/wallcast walls
+	@echo "wrote outputs/walls.json (walls of every accelerator in data/hardware.csv)"
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -444,6 +444,140 @@ def curve(
     typer.echo(f"wrote {out}")
 
 
+# ----------------------------------------------------------------------------- run
+
+
+class Wall(StrEnum):
+    data_movement = "data_movement"
+    latency = "latency"
+
+
+class What(StrEnum):
+    year = "year"
+    flop = "flop"
+
+
+@app.command()
+@_reports_errors
+def run(
+    priors: Annotated[
+        Path | None, typer.Option(help="Prior file (TOML); default priors/baseline.toml.")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Folder with hardware.csv and frontier_runs.csv.")
+    ] = None,
+    outputs_dir: Annotated[Path | None, typer.Option(help="Where forecasts are published.")] = None,
+    draws: Annotated[int, typer.Option(min=50, help="Posterior draws per chain.")] = 1000,
+    chains: Annotated[int, typer.Option(min=1, help="MCMC chains.")] = 4,
+    seed: Annotated[
+        int, typer.Option(help="Random seed (same seed, same inputs: identical dataset).")
+    ] = 0,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(help="Scenario overlay name in priors/scenarios/ (repeatable); default: all."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Fit the trends, propagate every scenario, publish the forecast and print its summary."""
+    import time
+
+    from forecast import pipeline
+    from forecast.dataset import publish
+    from forecast.query import format_summary, summary_table
+
+    start = time.perf_counter()
+    inputs = pipeline.load_inputs(
+        priors or pipeline.DEFAULT_PRIORS, data_dir or pipeline.DEFAULT_DATA_DIR, scenario
+    )
+    typer.echo(f"fitting trends: {chains} chains x {draws} draws ...", err=True)
+    fits: dict[str, Any] = {}
+    results = {}
+    for name, prior_set in inputs.scenarios.items():
+        from forecast.trends import trend_priors_from_prior_set
+
+        key = json.dumps(trend_priors_from_prior_set(prior_set).to_dict(), sort_keys=True)
+        if key not in fits:
+            fits[key] = pipeline.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
+        typer.echo(f"propagating scenario {name} ...", err=True)
+        results[name] = pipeline.propagate_scenario(fits[key], prior_set, seed=seed)
+    base_fit = next(iter(fits.values()))
+    tree, fid = pipeline.assemble(inputs, base_fit, results, seed=seed, chains=chains, draws=draws)
+    published = publish(tree, outputs_dir or pipeline.DEFAULT_OUTPUTS_DIR, fid)
+    rows = summary_table(tree["forecast"].to_dataset())
+    if json_out:
+        typer.echo(
+            json.dumps(
+                {"forecast_id": fid, "path": str(published / "forecast.nc"), "summary": rows},
+                indent=2,
+                default=_json_default,
+            )
+        )
+        return
+    typer.echo(format_summary(rows))
+    typer.echo(f"\npublished {published / 'forecast.nc'} in {time.perf_counter() - start:.0f} s")
+
+
+def _json_default(x: Any) -> Any:
+    return float(x)
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+# ----------------------------------------------------------------------------- query
+
+
+@app.command()
+@_reports_errors
+def query(
+    wall: Annotated[Wall, typer.Option(help="Which wall.")],
+    what: Annotated[
+        What, typer.Option(help="year: when it is hit; flop: at what training compute.")
+    ] = What.year,
+    forecast: Annotated[
+        Path | None, typer.Option(help="Forecast file or folder; default: outputs/latest.")
+    ] = None,
+    outputs_dir: Annotated[
+        Path | None, typer.Option(help="Outputs folder holding 'latest'.")
+    ] = None,
+    scenario: Annotated[
+        str | None, typer.Option(help="Scenario; default: the first (baseline).")
+    ] = None,
+    prob: Annotated[
+        float, typer.Option(min=0.01, max=0.99, help="Probability of the interval.")
+    ] = 0.8,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Median and credible interval of when / at what FLOP a wall is hit (no JAX import)."""
+    from forecast.query import query as run_query
+
+    from forecast.dataset import resolve_forecast_path
+
+    path = resolve_forecast_path(
+        forecast or outputs_dir or Path(__file__).resolve().parents[1] / "outputs"
+    )
+    out = run_query(path, wall.value, what.value, scenario, prob)
+    if json_out:
+        clean = {
+            k: (v if not isinstance(v, float) or math.isfinite(v) else ("inf" if v > 0 else "-inf"))
+            for k, v in out.items()
+        }
+        typer.echo(json.dumps(clean, indent=2))
+        return
+    fmt = (
+        (lambda v: "not hit by the last year" if math.isinf(v) else f"{v:.1f}")
+        if what == What.year
+        else (lambda v: "not hit" if math.isinf(v) else f"{v:.2e} FLOP")
+    )
+    typer.echo(
+        f"{out['wall']} wall, {out['scenario']}: {what.value} median {fmt(out['median'])}; "
+        f"{out['prob']:.0%} interval {fmt(out['lower'])} - {fmt(out['upper'])}; "
+        f"not hit by the last year in {out['not_hit_fraction']:.0%} of draws "
+        f"(forecast {out['forecast_id']})"
+    )
+
+
 # ----------------------------------------------------------------------------- later commands
 #
 # Planned commands register here with @app.command() and @_reports_errors, importing their heavy

@@ -240,10 +240,10 @@ def test_parameter_recovery_from_simulated_data():
         vague,
         rng_key=jax.random.PRNGKey(1),
         num_chains=2,
-        num_warmup=400,
-        num_samples=400,
+        num_warmup=300,
+        num_samples=300,
     )
-    check_convergence(dt, ess_bulk_min=200)
+    check_convergence(dt, ess_bulk_min=150)
     draws = posterior_draws(dt)
     lo, hi = np.percentile(draws["slope"], [5, 95], axis=0)
     assert np.all((lo <= TRUE_SLOPES) & (hi >= TRUE_SLOPES)), (lo, hi)
@@ -291,16 +291,20 @@ def test_convergence_gate_passes_on_real_fit(real_fit):
     check_convergence(dt)
 
 
-def test_convergence_gate_rejects_a_short_run(hardware_df, frontier_df):
-    dt = fit_trends(
-        hardware_df,
-        frontier_df,
-        TrendPriors.default(),
-        rng_key=jax.random.PRNGKey(3),
-        num_chains=2,
-        num_warmup=5,
-        num_samples=20,
-    )
+@pytest.fixture(scope="module")
+def short_fits(hardware_df, frontier_df):
+    """Two deliberately short runs (5 warm-up, 20 draws) with the same seed."""
+    kwargs = {"num_chains": 2, "num_warmup": 5, "num_samples": 20}
+    return [
+        fit_trends(
+            hardware_df, frontier_df, TrendPriors.default(), rng_key=jax.random.PRNGKey(3), **kwargs
+        )
+        for _ in range(2)
+    ]
+
+
+def test_convergence_gate_rejects_a_short_run(short_fits):
+    dt = short_fits[0]
     with pytest.raises(ConvergenceError) as info:
         check_convergence(dt)
     err = info.value
@@ -399,17 +403,15 @@ def test_project_mean_trend_and_predictive_noise(real_fit):
     assert 28.5 < np.median(mean["frontier_compute"][:, 1]) < 31.0
 
 
-def test_same_seed_gives_identical_posterior(hardware_df, frontier_df):
-    kwargs = {"num_chains": 2, "num_warmup": 100, "num_samples": 100}
-    priors = TrendPriors.default()
-    a = fit_trends(hardware_df, frontier_df, priors, rng_key=jax.random.PRNGKey(11), **kwargs)
-    b = fit_trends(hardware_df, frontier_df, priors, rng_key=jax.random.PRNGKey(11), **kwargs)
-    c = fit_trends(hardware_df, frontier_df, priors, rng_key=jax.random.PRNGKey(12), **kwargs)
+def test_same_seed_gives_identical_posterior(short_fits):
+    a, b = short_fits
     for name in a["posterior"].data_vars:
         np.testing.assert_array_equal(a["posterior"][name].values, b["posterior"][name].values)
-    np.testing.assert_array_equal(
-        a["posterior_predictive"]["log10_value"].values,
-        b["posterior_predictive"]["log10_value"].values,
-    )
-    assert not np.array_equal(a["posterior"]["slope"].values, c["posterior"]["slope"].values)
-    assert a.attrs["data_hash"] == c.attrs["data_hash"]
+    for name in ("log10_value", "log10_compute"):
+        np.testing.assert_array_equal(
+            a["posterior_predictive"][name].values, b["posterior_predictive"][name].values
+        )
+    # the chains themselves are not copies of each other (distinct keys per chain)
+    slope = a["posterior"]["slope"].values
+    assert not np.array_equal(slope[0], slope[1])
+    assert a.attrs["data_hash"] == b.attrs["data_hash"] and a.attrs["rng_key"] == b.attrs["rng_key"]

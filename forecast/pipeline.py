@@ -1,0 +1,191 @@
+"""The forecast job as plain functions: load -> fit -> propagate each scenario -> assemble.
+
+Each step is usable alone (the Prefect flow wraps each as a task); none of them writes outside
+what it returns, except :func:`forecast.dataset.publish`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from forecast import __version__
+from forecast.dataset import build_tree, forecast_id, now_utc
+from forecast.errors import WallcastError
+from forecast.hardware import data_hash, load_frontier_runs, load_hardware
+from forecast.priors import PriorSet, load_overlay, load_priors
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA_DIR = REPO_ROOT / "data"
+DEFAULT_PRIORS = REPO_ROOT / "priors" / "baseline.toml"
+DEFAULT_SCENARIO_DIR = REPO_ROOT / "priors" / "scenarios"
+DEFAULT_OUTPUTS_DIR = REPO_ROOT / "outputs"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a forecast depends on, loaded and validated."""
+
+    hardware: pd.DataFrame
+    frontier_runs: pd.DataFrame
+    data_hash: str
+    priors: PriorSet
+    scenarios: dict[str, PriorSet]  # name -> full prior set (base with overlay), base first
+
+
+def scenario_path(name: str, scenario_dir: Path = DEFAULT_SCENARIO_DIR) -> Path:
+    """File of a named scenario overlay."""
+    path = Path(name)
+    if path.suffix == ".toml" and path.exists():
+        return path
+    path = Path(scenario_dir) / f"{name}.toml"
+    if not path.exists():
+        known = sorted(p.stem for p in Path(scenario_dir).glob("*.toml"))
+        raise WallcastError(
+            f"unknown scenario {name!r}; known: {', '.join(known) or 'none'} (in {scenario_dir})"
+        )
+    return path
+
+
+def load_inputs(
+    priors_path: str | Path = DEFAULT_PRIORS,
+    data_dir: str | Path = DEFAULT_DATA_DIR,
+    scenarios: list[str] | None = None,
+    scenario_dir: str | Path = DEFAULT_SCENARIO_DIR,
+) -> Inputs:
+    """Load and validate data and priors; ``scenarios`` None means every file in ``scenario_dir``."""
+    data_dir = Path(data_dir)
+    hw_path, fr_path = data_dir / "hardware.csv", data_dir / "frontier_runs.csv"
+    hardware = load_hardware(hw_path)
+    frontier = load_frontier_runs(fr_path)
+    base = load_priors(priors_path)
+    names = (
+        sorted(p.stem for p in Path(scenario_dir).glob("*.toml"))
+        if scenarios is None
+        else scenarios
+    )
+    sets = {base.name: base}
+    for name in names:
+        if name == base.name:
+            continue
+        overlay = load_overlay(scenario_path(name, Path(scenario_dir)))
+        sets[overlay.name] = base.overlay(overlay)
+    return Inputs(hardware, frontier, data_hash(hw_path, fr_path), base, sets)
+
+
+def fit(
+    inputs: Inputs,
+    prior_set: PriorSet,
+    *,
+    chains: int,
+    draws: int,
+    seed: int,
+    warmup: int | None = None,
+) -> xr.DataTree:
+    """NUTS fit of the hardware and frontier trends, gated on convergence."""
+    import jax
+
+    from forecast.inference import check_convergence, fit_trends, init_jax
+    from forecast.trends import trend_priors_from_prior_set
+
+    init_jax()
+    dt = fit_trends(
+        inputs.hardware,
+        inputs.frontier_runs,
+        trend_priors_from_prior_set(prior_set),
+        rng_key=jax.random.PRNGKey(seed),
+        num_chains=chains,
+        num_warmup=draws if warmup is None else warmup,
+        num_samples=draws,
+    )
+    check_convergence(dt)
+    return dt
+
+
+def scenario_seed(seed: int) -> int:
+    """Seed of the prior draws in propagation (common random numbers across scenarios)."""
+    return int(zlib.crc32(f"propagate-{seed}".encode()))
+
+
+def propagate_scenario(
+    fit_tree: xr.DataTree, prior_set: PriorSet, *, seed: int, years=None
+) -> tuple[xr.Dataset, xr.Dataset]:
+    """Forecast variables and sampled inputs of one scenario (dims chain, draw, ...)."""
+    from forecast.inference import posterior_draws
+    from forecast.propagate import (
+        DEFAULT_YEARS,
+        PROPAGATED_KEYS,
+        forecast_dataset,
+        inputs_dataset,
+        propagate,
+    )
+    from forecast.trends import project
+
+    years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
+    post = fit_tree["posterior"]
+    chains, draws = post.sizes["chain"], post.sizes["draw"]
+    samples = posterior_draws(fit_tree)
+    trends = project(samples, years)
+    inputs = prior_set.sample(chains * draws, scenario_seed(seed))
+    inputs = {k: inputs[k] for k in PROPAGATED_KEYS}
+    result = propagate(trends, inputs, years)
+    return forecast_dataset(result, years, chains, draws), inputs_dataset(inputs, chains, draws)
+
+
+def assemble(
+    inputs: Inputs,
+    fit_tree: xr.DataTree,
+    scenario_results: dict[str, tuple[xr.Dataset, xr.Dataset]],
+    *,
+    seed: int,
+    chains: int,
+    draws: int,
+) -> tuple[xr.DataTree, str]:
+    """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id)."""
+    names = list(scenario_results)
+    forecast = xr.concat(
+        [scenario_results[n][0] for n in names], dim=pd.Index(names, name="scenario")
+    )
+    sampled = xr.concat(
+        [scenario_results[n][1] for n in names], dim=pd.Index(names, name="scenario")
+    )
+    created = now_utc()
+    scenario_texts = {n: inputs.scenarios[n].text for n in names}
+    fingerprint = {
+        "data_hash": inputs.data_hash,
+        "priors": inputs.priors.text,
+        "scenarios": scenario_texts,
+        "seed": seed,
+        "chains": chains,
+        "draws": draws,
+        "code_version": __version__,
+    }
+    fid = forecast_id(created, fingerprint)
+    attrs = {
+        "id": fid,
+        "created": created.isoformat(),
+        "code_version": __version__,
+        "seed": int(seed),
+        "chains": int(chains),
+        "draws": int(draws),
+        "data_hash": inputs.data_hash,
+        "priors_name": inputs.priors.name,
+        "priors_path": str(inputs.priors.path),
+        "priors_text": inputs.priors.text,
+        "scenarios": ",".join(names),
+        **{f"scenario_text_{n}": t for n, t in scenario_texts.items()},
+        "hardware_rows": int(len(inputs.hardware)),
+        "frontier_rows": int(len(inputs.frontier_runs)),
+        "units": "FLOP: floating-point operations; year: calendar year (fractional); bandwidth: bytes/s per direction",
+        "wall_definitions": (
+            "data_movement: largest training compute whose best parallel plan keeps utilization >= 80% "
+            "of the small-scale maximum; latency: largest training compute feasible at any utilization "
+            "(Erdil & Schneider-Joseph 2024)"
+        ),
+    }
+    return build_tree(fit_tree, forecast, sampled, attrs), fid

@@ -1,0 +1,227 @@
+"""Propagation: posterior trend draws and prior draws -> both walls per year -> hit year/FLOP.
+
+For every draw and year 2024-2045 the *frontier accelerator* is the fitted flagship trend of that
+year (peak FLOP/s, HBM bandwidth and capacity, scale-up and scale-out bandwidth), with a scale-up
+domain of 8 accelerators until 2024 and 72 from 2025, growing at the sampled rate; latencies
+change at the sampled rate per year.  The walls of that accelerator come from the vectorized fast
+path (:func:`forecast.model.fast.fast_walls`); the frontier run of the year comes from the fitted
+training-compute trend.  No Python loop per draw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+import forecast.model  # noqa: F401  (float64 in JAX)
+from forecast.crossing import first_crossing
+from forecast.model.fast import fast_walls
+from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
+
+DEFAULT_YEARS = np.arange(2024, 2046, dtype=float)
+WALLS = ("data_movement", "latency")
+DOMAIN_BEFORE_2025 = 8.0
+DOMAIN_2025 = 72.0
+REFERENCE_YEAR = 2024.0
+
+# Prior keys that the propagation samples (the trend keys are used by the NumPyro fit instead).
+PROPAGATED_KEYS = (
+    "hardware.scaleup_domain_size_growth_per_year",
+    "latency.kernel_us",
+    "latency.allreduce_base_us",
+    "latency.intra_domain_hop_us",
+    "latency.inter_domain_hop_us",
+    "latency.change_per_year",
+    "network.collective_efficiency",
+    "network.scaleout_multiplier",
+    "training.max_utilization",
+    "training.duration_days",
+    "training.bytes_per_number",
+    "scaling.batch_tokens_2024",
+    "scaling.batch_exponent",
+    "scaling.batch_reference_params",
+    "scaling.layer_coef",
+    "scaling.layer_exponent",
+    "scaling.tokens_per_param",
+)
+
+
+def domain_size(years: np.ndarray, growth: np.ndarray) -> np.ndarray:
+    """Frontier scale-up domain: 8 before 2025, then 72 x growth^(year - 2025)."""
+    years = np.asarray(years, dtype=float)
+    grown = DOMAIN_2025 * np.asarray(growth)[..., None] ** np.maximum(years - 2025.0, 0.0)
+    return np.where(years < 2025.0, DOMAIN_BEFORE_2025, grown)
+
+
+def frontier_hardware(
+    trend_log10: dict[str, np.ndarray], inputs: dict[str, np.ndarray], years
+) -> Hardware:
+    """Hardware of the frontier accelerator per (sample, year) from projected log10 trends.
+
+    FLOP/s follow the 16-bit trend; with 1 byte per number (FP8) they double, as FP8 = 2 x BF16
+    on H100, B200, GB200, B300, GB300, MI300X, MI355X and TPU7x (data/hardware.csv).
+    """
+    precision_gain = 2.0 / np.asarray(inputs["training.bytes_per_number"])[..., None]
+    return Hardware(
+        flops=10.0 ** trend_log10["flops"] * precision_gain,
+        hbm_bandwidth=10.0 ** trend_log10["hbm_bandwidth"],
+        hbm_capacity=10.0 ** trend_log10["hbm_capacity"],
+        scaleup_bandwidth=10.0 ** trend_log10["scaleup_bandwidth"],
+        scaleup_domain_size=domain_size(
+            years, inputs["hardware.scaleup_domain_size_growth_per_year"]
+        ),
+        scaleout_bandwidth=10.0 ** trend_log10["scaleout_bandwidth"],
+    )
+
+
+def assumptions_from_inputs(inputs: dict[str, np.ndarray], years) -> Assumptions:
+    """Model assumptions per (sample, year) from sampled prior inputs (sample,)."""
+    years = np.asarray(years, dtype=float)
+
+    def col(key: str) -> np.ndarray:
+        return np.asarray(inputs[key], dtype=float)[..., None]
+
+    drift = col("latency.change_per_year") ** (years - REFERENCE_YEAR)
+    return Assumptions(
+        duration_s=col("training.duration_days") * SECONDS_PER_DAY,
+        max_utilization=col("training.max_utilization"),
+        bytes_per_number=col("training.bytes_per_number"),
+        tokens_per_param=col("scaling.tokens_per_param"),
+        layer_coef=col("scaling.layer_coef"),
+        layer_exponent=col("scaling.layer_exponent"),
+        batch_tokens_ref=col("scaling.batch_tokens_2024"),
+        batch_ref_params=col("scaling.batch_reference_params"),
+        batch_exponent=col("scaling.batch_exponent"),
+        collective_efficiency=col("network.collective_efficiency"),
+        scaleout_multiplier=col("network.scaleout_multiplier"),
+        kernel_latency_s=col("latency.kernel_us") * 1e-6 * drift,
+        allreduce_base_latency_s=col("latency.allreduce_base_us") * 1e-6 * drift,
+        intra_domain_hop_s=col("latency.intra_domain_hop_us") * 1e-6 * drift,
+        inter_domain_hop_s=col("latency.inter_domain_hop_us") * 1e-6 * drift,
+    )
+
+
+def propagate(
+    trend_log10: dict[str, np.ndarray],
+    inputs: dict[str, np.ndarray],
+    years: np.ndarray = DEFAULT_YEARS,
+) -> dict[str, np.ndarray]:
+    """Walls per (sample, year) and the first year the frontier reaches each wall.
+
+    Parameters
+    ----------
+    trend_log10 : metric -> log10 values (sample, year), from :func:`forecast.trends.project`,
+        including ``"frontier_compute"``.
+    inputs : prior key -> draws (sample,), the keys of :data:`PROPAGATED_KEYS`.
+
+    Returns
+    -------
+    dict of arrays: ``wall_log10_flop`` (sample, year, wall), ``frontier_log10_flop``
+    (sample, year), ``hit_year``, ``hit_log10_flop``, ``hit`` (sample, wall), and the frontier
+    accelerator's specs (sample, year) under ``hardware_*``.
+    """
+    years = np.asarray(years, dtype=float)
+    hw = frontier_hardware(trend_log10, inputs, years)
+    a = assumptions_from_inputs(inputs, years)
+    dm, lat = fast_walls(hw, a)
+    walls = np.stack([dm, lat], axis=-1)
+    frontier = np.asarray(trend_log10["frontier_compute"], dtype=float)
+    hit_year, hit_flop, hit = first_crossing(
+        years, frontier[..., None, :], np.moveaxis(walls, -1, -2)
+    )
+    out = {
+        "wall_log10_flop": walls,
+        "frontier_log10_flop": frontier,
+        "hit_year": hit_year,
+        "hit_log10_flop": hit_flop,
+        "hit": hit,
+    }
+    for name, value in hw._asdict().items():
+        out[f"hardware_{name}"] = np.broadcast_to(value, frontier.shape).astype(float)
+    return out
+
+
+def forecast_dataset(result: dict[str, np.ndarray], years, chains: int, draws: int) -> xr.Dataset:
+    """The ``forecast`` variables of one scenario as a Dataset with dims chain, draw, year, wall."""
+    years = np.asarray(years)
+
+    def cd(x: np.ndarray) -> np.ndarray:
+        return np.asarray(x).reshape(chains, draws, *np.shape(x)[1:])
+
+    walls = cd(result["wall_log10_flop"])
+    frontier = cd(result["frontier_log10_flop"])
+    hit_log = cd(result["hit_log10_flop"])
+    ds = xr.Dataset(
+        {
+            "wall_flop": (("chain", "draw", "year", "wall"), 10.0**walls),
+            "frontier_flop": (("chain", "draw", "year"), 10.0**frontier),
+            "hit_year": (("chain", "draw", "wall"), cd(result["hit_year"])),
+            "hit_flop": (
+                ("chain", "draw", "wall"),
+                np.where(np.isfinite(hit_log), 10.0**hit_log, np.inf),
+            ),
+            "hit": (("chain", "draw", "wall"), cd(result["hit"]).astype(bool)),
+        },
+        coords={
+            "chain": np.arange(chains),
+            "draw": np.arange(draws),
+            "year": years.astype(int),
+            "wall": list(WALLS),
+        },
+    )
+    units = {
+        "wall_flop": (
+            "FLOP",
+            "largest training compute before the wall, frontier accelerator of the year",
+        ),
+        "frontier_flop": ("FLOP", "largest training run of the year (fitted trend)"),
+        "hit_year": (
+            "year",
+            "first fractional year the frontier run reaches the wall; +inf: not by the last year",
+        ),
+        "hit_flop": (
+            "FLOP",
+            "training compute of the frontier run when it reaches the wall; +inf: not hit",
+        ),
+        "hit": ("1", "whether the frontier reaches the wall by the last year"),
+    }
+    for name, (unit, long_name) in units.items():
+        ds[name].attrs.update(units=unit, long_name=long_name)
+    for name in (
+        "flops",
+        "hbm_bandwidth",
+        "hbm_capacity",
+        "scaleup_bandwidth",
+        "scaleup_domain_size",
+        "scaleout_bandwidth",
+    ):
+        ds[f"hardware_{name}"] = (("chain", "draw", "year"), cd(result[f"hardware_{name}"]))
+    hw_units = {
+        "flops": "FLOP/s",
+        "hbm_bandwidth": "bytes/s",
+        "hbm_capacity": "bytes",
+        "scaleup_bandwidth": "bytes/s per direction",
+        "scaleup_domain_size": "accelerators",
+        "scaleout_bandwidth": "bytes/s per direction",
+    }
+    for name, unit in hw_units.items():
+        ds[f"hardware_{name}"].attrs.update(
+            units=unit, long_name=f"frontier accelerator {name.replace('_', ' ')}"
+        )
+    return ds
+
+
+def inputs_dataset(inputs: dict[str, Any], chains: int, draws: int) -> xr.Dataset:
+    """Sampled prior inputs of one scenario, dims chain, draw (names with dots -> '__')."""
+    return xr.Dataset(
+        {
+            key.replace(".", "__"): (
+                ("chain", "draw"),
+                np.asarray(v, dtype=float).reshape(chains, draws),
+            )
+            for key, v in inputs.items()
+        },
+        coords={"chain": np.arange(chains), "draw": np.arange(draws)},
+    )

@@ -1,0 +1,123 @@
+"""Credible intervals from a published forecast (NumPy/xarray only: never imports JAX).
+
+Three layers: ``interval`` on arrays, ``wall_interval`` on a Dataset, ``query`` on a file.
+Draws that never hit a wall are +inf; they stay in the quantiles (an upper bound of +inf means
+"not hit by the last year at that probability") and are counted in ``not_hit_fraction``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from forecast.errors import WallcastError
+
+WHAT_VARIABLE = {"year": "hit_year", "flop": "hit_flop"}
+
+
+class QueryError(WallcastError, ValueError):
+    """A query the dataset cannot answer (unknown wall, scenario or quantity)."""
+
+
+def interval(values: np.ndarray, prob: float = 0.8) -> dict[str, float]:
+    """Median and equal-tailed ``prob`` interval of draws (inf allowed), with the not-hit share."""
+    if not 0.0 < prob < 1.0:
+        raise QueryError(f"prob must be in (0, 1), got {prob}")
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        raise QueryError("no draws to summarize")
+    lo, med, hi = np.quantile(v, [(1 - prob) / 2, 0.5, (1 + prob) / 2], method="linear")
+    return {
+        "median": float(med),
+        "lower": float(lo),
+        "upper": float(hi),
+        "prob": float(prob),
+        "not_hit_fraction": float(np.mean(np.isinf(v))),
+        "draws": int(v.size),
+    }
+
+
+def wall_interval(
+    forecast: xr.Dataset,
+    wall: str,
+    what: str = "year",
+    scenario: str | None = None,
+    prob: float = 0.8,
+) -> dict:
+    """Interval of the hit year or hit FLOP of one wall and scenario (default: the first)."""
+    if what not in WHAT_VARIABLE:
+        raise QueryError(f"what must be one of {sorted(WHAT_VARIABLE)}, got {what!r}")
+    walls = [str(w) for w in forecast["wall"].values]
+    if wall not in walls:
+        raise QueryError(f"unknown wall {wall!r}; the forecast has {walls}")
+    scenarios = [str(s) for s in forecast["scenario"].values]
+    scenario = scenarios[0] if scenario is None else scenario
+    if scenario not in scenarios:
+        raise QueryError(f"unknown scenario {scenario!r}; the forecast has {scenarios}")
+    da = forecast[WHAT_VARIABLE[what]].sel(wall=wall, scenario=scenario)
+    out = interval(da.values, prob)
+    out.update(wall=wall, what=what, scenario=scenario, units=da.attrs.get("units", ""))
+    return out
+
+
+def load_forecast_group(path: str | Path, variables: list[str] | None = None) -> tuple[xr.Dataset, dict]:
+    """The ``/forecast`` group (optionally only some variables) and the root attrs of a file.
+
+    Opens just that group (not the whole tree), which keeps ``wallcast query`` fast.
+    """
+    with xr.open_dataset(path, group="forecast", engine="h5netcdf") as ds:
+        ds = (ds[variables] if variables else ds).load()
+    with xr.open_dataset(path, engine="h5netcdf") as root:
+        attrs = dict(root.attrs)
+    return ds, attrs
+
+
+def query(
+    path: str | Path, wall: str, what: str = "year", scenario: str | None = None, prob: float = 0.8
+) -> dict:
+    """Open a forecast file and return :func:`wall_interval` plus the forecast id."""
+    if what not in WHAT_VARIABLE:
+        raise QueryError(f"what must be one of {sorted(WHAT_VARIABLE)}, got {what!r}")
+    ds, attrs = load_forecast_group(path, [WHAT_VARIABLE[what]])
+    out = wall_interval(ds, wall, what, scenario, prob)
+    out["forecast_id"] = attrs.get("id", "")
+    out["forecast"] = str(path)
+    return out
+
+
+def summary_table(forecast: xr.Dataset, prob: float = 0.8) -> list[dict]:
+    """Median and ``prob`` interval of hit year and hit FLOP per wall and scenario."""
+    rows = []
+    for scenario in forecast["scenario"].values:
+        for wall in forecast["wall"].values:
+            y = wall_interval(forecast, str(wall), "year", str(scenario), prob)
+            f = wall_interval(forecast, str(wall), "flop", str(scenario), prob)
+            rows.append({"scenario": str(scenario), "wall": str(wall), "year": y, "flop": f})
+    return rows
+
+
+def format_summary(rows: list[dict]) -> str:
+    """Plain-text table of :func:`summary_table` rows."""
+
+    def year(v: float) -> str:
+        return "not by end" if np.isinf(v) else f"{v:.1f}"
+
+    def flop(v: float) -> str:
+        return "-" if np.isinf(v) else f"{v:.1e}"
+
+    prob = rows[0]["year"]["prob"] if rows else 0.8
+    pct = f"{prob:.0%}"
+    header = f"{'scenario':<22} {'wall':<14} {'hit year (median, ' + pct + ')':<30} {'hit FLOP (median, ' + pct + ')':<32} not hit"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        y, f = r["year"], r["flop"]
+        lines.append(
+            f"{r['scenario']:<22} {r['wall']:<14} "
+            f"{year(y['median']) + ' (' + year(y['lower']) + ' - ' + year(y['upper']) + ')':<30} "
+            f"{flop(f['median']) + ' (' + flop(f['lower']) + ' - ' + flop(f['upper']) + ')':<32} "
+            f"{y['not_hit_fraction']:.0%}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,264 @@
+"""Reference values of the data-movement model, each with its source.
+
+Sources: [P] Erdil & Schneider-Joseph, "Data movement limits to frontier model training",
+arXiv 2411.01137 (2024) and its Epoch blog version; [R] Sevilla et al., "Can AI scaling continue
+through 2030?" (Epoch AI, 2024).  Hardware figures come from ``data/hardware.csv``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from forecast.hardware import get_accelerator, load_hardware
+from forecast.model import Assumptions, Hardware, assumptions_with
+from forecast.model.latency import latency_wall_flop, latency_wall_params
+from forecast.model.plan import best_plan, plan_terms, step_time
+from forecast.model.scaling import (
+    critical_batch_tokens,
+    flop_for_params,
+    layers_for_params,
+    model_shape,
+    params_for_flop,
+)
+from forecast.model.search import find_walls, utilization_curve
+
+# Per-direction SI figures of data/hardware.csv (checked against the table below).
+H100 = Hardware(9.89e14, 3.35e12, 8e10, 4.5e11, 8.0, 5e10)
+A100 = Hardware(3.12e14, 2.039e12, 8e10, 3e11, 8.0, 2.5e10)
+
+
+def _walls(hw: Hardware, a: Assumptions | None = None) -> tuple[float, float]:
+    w = find_walls(hw, a)
+    return w.data_movement_wall_log10_flop, w.latency_wall_log10_flop
+
+
+@pytest.fixture(scope="module")
+def h100_walls():
+    return find_walls(H100)
+
+
+@pytest.fixture(scope="module")
+def a100_walls():
+    return find_walls(A100)
+
+
+# ----------------------------------------------------------------------------- hardware table
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), [("H100 SXM5", H100), ("A100 SXM4 80GB", A100)], ids=["H100", "A100"]
+)
+def test_reference_hardware_matches_table(name, expected):
+    acc = get_accelerator(load_hardware(), name)
+    got = (
+        acc.flops_16bit,
+        acc.hbm_bandwidth,
+        acc.hbm_capacity,
+        acc.scaleup_bandwidth,
+        acc.scaleup_domain_size,
+        acc.scaleout_bandwidth,
+    )
+    assert got == pytest.approx(tuple(expected), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- headline anchors
+
+
+def test_h100_baseline_walls_match_paper(h100_walls):
+    """[P]: utilization starts to fall near 1e28 (abstract; blog 2e28), latency wall near 1e31
+    (abstract; blog 2e31) for a 3-month run on H100s.  Accept a factor ~3 either side."""
+    dm = h100_walls.data_movement_wall_log10_flop
+    lat = h100_walls.latency_wall_log10_flop
+    assert math.log10(3e27) <= dm <= math.log10(6e28), dm
+    assert math.log10(3e30) <= lat <= math.log10(6e31), lat
+    assert dm < lat
+    # The wall is read at 80 % of the small-scale maximum ([S]); the plan there sits at it.
+    assert h100_walls.max_utilization == pytest.approx(0.7, rel=1e-9)
+    assert h100_walls.plan_at_wall["utilization"] == pytest.approx(0.8 * 0.7, rel=0.02)
+
+
+def test_a100_data_movement_wall_above_h100(h100_walls, a100_walls):
+    """[P] blog: H100's efficient scale is lower than A100's (FLOP/s grew faster than memory and
+    network bandwidth).  Nothing in the model forces this; it follows from the table's numbers."""
+    assert a100_walls.data_movement_wall_log10_flop > h100_walls.data_movement_wall_log10_flop
+
+
+@pytest.mark.parametrize(
+    "override",
+    [{"batch_exponent": 0.45}],
+    ids=["batch_exponent_0.45"],
+)
+def test_faster_batch_scaling_pushes_both_walls_out(h100_walls, override):
+    """[P]: more aggressive batch-size scaling pushes both limits out (0.36 -> 0.45)."""
+    dm, lat = _walls(H100, assumptions_with(**override))
+    assert dm > h100_walls.data_movement_wall_log10_flop + 0.05
+    assert lat > h100_walls.latency_wall_log10_flop + 0.05
+
+
+@pytest.mark.parametrize(
+    "override",
+    [{"layer_exponent": 0.21}, {"layer_coef": 0.044}],
+    ids=["layer_exponent_0.21", "layer_coef_halved"],
+)
+def test_shallower_models_push_both_walls_out(h100_walls, override):
+    """[P]: shorter and fatter models push both limits out."""
+    dm, lat = _walls(H100, assumptions_with(**override))
+    assert dm > h100_walls.data_movement_wall_log10_flop + 0.05
+    assert lat > h100_walls.latency_wall_log10_flop + 0.05
+
+
+def test_closed_form_latency_wall_matches_sevilla():
+    """[R]: t_L = 120 us/layer, B = 60M tokens, T = 9 months (274 days) -> ~700T params and
+    ~6e31 FLOP; the closed form gives 6.7e14 params and 5.4e31 FLOP."""
+    t = 274 * 86_400.0
+    n = float(latency_wall_params(120e-6, 60e6, t))
+    c = float(latency_wall_flop(120e-6, 60e6, t))
+    assert n == pytest.approx(6.7e14, rel=0.02)
+    assert c == pytest.approx(5.4e31, rel=0.02)
+    # Consistency: the run exactly fills T at the wall, T = t_L L D / B.
+    layers = 0.088 * n**0.27
+    assert 120e-6 * layers * 20.0 * n / 60e6 == pytest.approx(t, rel=1e-9)
+    assert c == pytest.approx(120.0 * n**2, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- scaling relations
+
+
+def test_chinchilla_compute_relation():
+    """C = 6 N D with D = 20 N, so C = 120 N^2 [R]."""
+    for n in (1e9, 4.05e11, 1e14):
+        assert float(flop_for_params(n)) == pytest.approx(120.0 * n**2, rel=1e-12)
+        assert float(params_for_flop(120.0 * n**2)) == pytest.approx(n, rel=1e-12)
+
+
+def test_model_shape_is_consistent():
+    a = Assumptions()
+    for log10_c in (24.0, 27.5, 31.0):
+        s = model_shape(log10_c, a)
+        n = float(s.params)
+        assert 120.0 * n**2 == pytest.approx(10.0**log10_c, rel=1e-12)
+        assert float(s.tokens) == pytest.approx(20.0 * n, rel=1e-12)
+        assert float(s.layers) == pytest.approx(0.088 * n**0.27, rel=1e-12)
+        assert float(s.layers) == pytest.approx(float(layers_for_params(n)), rel=1e-12)
+        assert 12.0 * float(s.layers) * float(s.d_model) ** 2 == pytest.approx(n, rel=1e-12)
+        b = 60e6 * (n / 5.6e11) ** 0.36
+        assert float(s.batch_tokens) == pytest.approx(b, rel=1e-12)
+        assert float(s.batch_tokens) == pytest.approx(float(critical_batch_tokens(n)), rel=1e-12)
+        assert float(s.steps) == pytest.approx(20.0 * n / b, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- plan physics
+
+# A small run (1e22 FLOP, N ~ 9e9) on H100, one accelerator per replica: tp = pp = m = 1.
+SMALL = 22.0
+
+
+def _hand_terms(hw: Hardware, a: Assumptions, log10_c: float):
+    """Per-layer slopes of a tp = pp = m = 1 plan derived by hand from MODEL.md."""
+    n = math.sqrt(10.0**log10_c / 120.0)
+    layers = 0.088 * n**0.27
+    d = math.sqrt(n / (12.0 * layers))
+    n_layer = n / layers
+    p = a.bytes_per_number
+    arith = 6.0 * n_layer / (hw.flops * a.max_utilization)  # s per token
+    hbm0 = 4.0 * p * n_layer / hw.hbm_bandwidth  # weights read 4 times per microbatch
+    hbm1 = p * d * (12.0 + 60.0) / hw.hbm_bandwidth  # activations, s per token
+    # DP gradient all-reduce: 8 replicas per NVLink domain reduce first, then the NIC.
+    w_up = hw.scaleup_bandwidth * 0.8
+    w_out = hw.scaleout_bandwidth * 0.8
+    dp_sync = p * n * 2.0 * (7.0 / 8.0 / w_up + 1.0 / (8.0 * w_out))  # 2 passes, p N bytes
+    latency = 8.0 * a.kernel_latency_s  # no tensor parallelism: kernels only
+    return n, layers, arith, hbm0, hbm1, dp_sync, latency
+
+
+def test_plan_terms_match_hand_derivation():
+    a = Assumptions()
+    n, layers, arith, hbm0, hbm1, dp_sync, latency = _hand_terms(H100, a, SMALL)
+    t = plan_terms(H100, a, model_shape(SMALL, a), 1.0, 1.0, 1.0, False)
+    assert float(t["arith"]) == pytest.approx(arith, rel=1e-12)
+    assert float(t["hbm0"]) == pytest.approx(hbm0, rel=1e-12)
+    assert float(t["hbm1"]) == pytest.approx(hbm1, rel=1e-12)
+    assert float(t["comm"]) == 0.0  # tp = 1: no tensor traffic
+    assert float(t["latency"]) == pytest.approx(latency, rel=1e-12)
+    assert float(t["slot_overhead"]) == 0.0  # no pipeline
+    assert float(t["dp_sync"]) == pytest.approx(dp_sync, rel=1e-12)
+    assert float(t["layers_per_stage"]) == pytest.approx(layers, rel=1e-12)
+    # [R]'s B_MIN = H p / (2 W): for H100 at BF16 ~295 tokens (MODEL.md quotes ~330 at FP8
+    # with FP8 FLOP/s and p = 1, which is the same ratio).
+    b_min = H100.flops * a.bytes_per_number / (2.0 * H100.hbm_bandwidth)
+    assert b_min == pytest.approx(295.2, rel=1e-3)
+
+
+def test_small_plan_is_compute_bound_at_max_utilization():
+    """tp = pp = m = 1 at 1e22 FLOP: memory allows thousands of tokens per microbatch, far above
+    the HBM balance point, so the step is pure arithmetic and utilization == max_utilization."""
+    a = Assumptions()
+    n, layers, arith, hbm0, hbm1, dp_sync, latency = _hand_terms(H100, a, SMALL)
+    res = best_plan(H100, a, model_shape(SMALL, a), 1.0, 1.0, 1.0, False)
+    b = float(res.microbatch_tokens)
+    assert bool(res.feasible)
+    # b is the memory limit here (the deadline is far away): check it is compute-bound there.
+    assert arith * b > hbm0 + hbm1 * b
+    assert arith * b > latency
+    assert layers * arith * b > layers * arith * b / 3.0 + dp_sync
+    assert float(res.step_time_s) == pytest.approx(layers * arith * b, rel=1e-12)
+    assert float(res.utilization) == pytest.approx(a.max_utilization, rel=1e-12)
+    assert float(res.n_accelerators) == pytest.approx(float(res.data_parallel), rel=1e-12)
+
+
+def test_hbm_balance_microbatch():
+    """Arithmetic time equals HBM time at b* = hbm0 / (arith - hbm1): with weights read
+    ``weight_reads`` = 4 times, b* = 4 p (N/L) / W / (6 (N/L) / (H u) - 72 p d / W)."""
+    a = Assumptions()
+    n, layers, arith, hbm0, hbm1, dp_sync, latency = _hand_terms(H100, a, SMALL)
+    b_star = hbm0 / (arith - hbm1)
+    # Close to B_MIN scaled by the weight reads and u_max: 4 p H u / (6 W) ~ 275 tokens.
+    assert 250.0 < b_star < 350.0
+    t = plan_terms(H100, a, model_shape(SMALL, a), 1.0, 1.0, 1.0, False)
+    layer = arith * b_star
+    assert hbm0 + hbm1 * b_star == pytest.approx(layer, rel=1e-12)
+    # At b* each layer costs the arithmetic time; the step is the longer of the pipeline slot and
+    # (m - 2/3) slots plus the gradient all-reduce, which dominates at this small microbatch.
+    expected = max(layers * layer, (1.0 - 2.0 / 3.0) * layers * layer + dp_sync)
+    assert float(step_time(t, b_star)) == pytest.approx(expected, rel=1e-12)
+    # Just below b* the weight reads bind: the layer time exceeds the arithmetic time.
+    t_below = float(step_time(t, 0.5 * b_star))
+    assert t_below == pytest.approx(
+        max(
+            layers * (hbm0 + hbm1 * 0.5 * b_star),
+            layers * (hbm0 + hbm1 * 0.5 * b_star) / 3.0 + dp_sync,
+        ),
+        rel=1e-12,
+    )
+
+
+def test_infeasible_plans_report_zero_utilization():
+    a = Assumptions()
+    # 1e27 FLOP (N ~ 2.9e12): weights and gradients of an unsharded replica need ~11 TB.
+    big = model_shape(27.0, a)
+    res = best_plan(H100, a, big, 1.0, 1.0, 1.0, False)
+    assert not bool(res.feasible)
+    assert float(res.utilization) == 0.0
+    # More pipeline stages than layers is not a plan.
+    small = model_shape(SMALL, a)
+    res = best_plan(H100, a, small, 1.0, 1024.0, 1024.0, False)
+    assert float(small.layers) < 1024.0
+    assert not bool(res.feasible)
+    assert float(res.utilization) == 0.0
+    # A one-day run of 1e31 FLOP is past the latency wall for every plan.
+    res = best_plan(H100, assumptions_with(duration_days=1.0), model_shape(31.0, a), 64.0, 64.0,
+                    64.0, True)
+    assert not bool(res.feasible)
+    assert float(res.utilization) == 0.0
+
+
+def test_utilization_curve_small_scale_maximum_is_max_utilization():
+    """At small scale the best H100 plan is compute-bound: utilization == u_max = 0.7."""
+    curve = utilization_curve(H100, Assumptions(), np.arange(21.0, 26.01, 0.5))
+    u = np.asarray(curve.utilization)
+    assert float(u.max()) == pytest.approx(0.7, rel=1e-9)
+    assert np.all(u <= 0.7 + 1e-9)
+    assert bool(np.all(np.asarray(curve.feasible)))
