@@ -550,9 +550,8 @@ def query(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Median and credible interval of when / at what FLOP a wall is hit (no JAX import)."""
-    from forecast.query import query as run_query
-
     from forecast.dataset import resolve_forecast_path
+    from forecast.query import query as run_query
 
     path = resolve_forecast_path(
         forecast or outputs_dir or Path(__file__).resolve().parents[1] / "outputs"

@@ -105,7 +105,12 @@ def enable_x64() -> None:
     jax.config.update("jax_enable_x64", True)
 
 
-def init_jax(*, x64: bool = True, host_device_count: int | None = None) -> None:
+def init_jax(
+    *,
+    x64: bool = True,
+    host_device_count: int | None = None,
+    compilation_cache_dir: str | None = None,
+) -> None:
     """Set up JAX for the trend fits; call once at program start, before any JAX computation.
 
     Parameters
@@ -115,7 +120,14 @@ def init_jax(*, x64: bool = True, host_device_count: int | None = None) -> None:
     host_device_count : int, optional
         Call ``numpyro.set_host_device_count`` (only useful for ``chain_method="parallel"``;
         it has no effect once JAX has initialised its CPU backend).
+    compilation_cache_dir : str, optional
+        Turn on JAX's persistent compilation cache there. Compiling NUTS dominates short fits
+        (about 5-15 s on 2 CPU cores); a refit on identical data and settings then reuses the
+        compiled program.
     """
+    if compilation_cache_dir is not None:
+        jax.config.update("jax_compilation_cache_dir", str(compilation_cache_dir))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     if host_device_count is not None:
         numpyro.set_host_device_count(host_device_count)
     if x64:

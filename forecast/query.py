@@ -21,6 +21,23 @@ class QueryError(WallcastError, ValueError):
     """A query the dataset cannot answer (unknown wall, scenario or quantity)."""
 
 
+def quantiles_with_inf(values: np.ndarray, probs) -> np.ndarray:
+    """Linear-interpolation quantiles (NumPy's default) that stay +inf past the first +inf.
+
+    ``np.quantile`` returns NaN when it interpolates between two infinities; here a quantile
+    that touches a never-hit draw (+inf) is +inf, and one between finite draws is as NumPy's.
+    """
+    v = np.sort(np.asarray(values, dtype=float).ravel())
+    h = (v.size - 1) * np.asarray(probs, dtype=float)
+    lo = np.floor(h).astype(int)
+    hi = np.minimum(lo + 1, v.size - 1)
+    frac = h - lo
+    a, b = v[lo], v[hi]
+    with np.errstate(invalid="ignore"):
+        out = a + frac * (b - a)
+    return np.where(np.isinf(b) & (frac > 0), b, np.where(np.isinf(a), a, out))
+
+
 def interval(values: np.ndarray, prob: float = 0.8) -> dict[str, float]:
     """Median and equal-tailed ``prob`` interval of draws (inf allowed), with the not-hit share."""
     if not 0.0 < prob < 1.0:
@@ -29,7 +46,7 @@ def interval(values: np.ndarray, prob: float = 0.8) -> dict[str, float]:
     v = v[~np.isnan(v)]
     if v.size == 0:
         raise QueryError("no draws to summarize")
-    lo, med, hi = np.quantile(v, [(1 - prob) / 2, 0.5, (1 + prob) / 2], method="linear")
+    lo, med, hi = quantiles_with_inf(v, [(1 - prob) / 2, 0.5, (1 + prob) / 2])
     return {
         "median": float(med),
         "lower": float(lo),
@@ -63,7 +80,9 @@ def wall_interval(
     return out
 
 
-def load_forecast_group(path: str | Path, variables: list[str] | None = None) -> tuple[xr.Dataset, dict]:
+def load_forecast_group(
+    path: str | Path, variables: list[str] | None = None
+) -> tuple[xr.Dataset, dict]:
     """The ``/forecast`` group (optionally only some variables) and the root attrs of a file.
 
     Opens just that group (not the whole tree), which keeps ``wallcast query`` fast.

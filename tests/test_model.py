@@ -249,8 +249,9 @@ def test_infeasible_plans_report_zero_utilization():
     assert not bool(res.feasible)
     assert float(res.utilization) == 0.0
     # A one-day run of 1e31 FLOP is past the latency wall for every plan.
-    res = best_plan(H100, assumptions_with(duration_days=1.0), model_shape(31.0, a), 64.0, 64.0,
-                    64.0, True)
+    res = best_plan(
+        H100, assumptions_with(duration_days=1.0), model_shape(31.0, a), 64.0, 64.0, 64.0, True
+    )
     assert not bool(res.feasible)
     assert float(res.utilization) == 0.0
 

@@ -1,0 +1,153 @@
+"""``fast_walls`` (vectorized bisection on a reduced plan grid) against the full plan search.
+
+Draws: real parts of ``data/hardware.csv`` (H100, GB200 NVL72, TPU v5p, MI300X-like, B200) with
+every rate and capacity scaled by a lognormal factor (sd 0.4 in ln), and assumptions uniform in
+the prior ranges.  The latency walls must agree within a factor 1.5 for every draw, the
+data-movement walls for at least 90 % of draws: the fast path bisects, which assumes the
+utilization curve stays above the threshold on one interval of compute, while the full search
+reads the first crossing; where the curve dips below the threshold and recovers (power-of-two
+tp/pp, pp <= layers) the two can differ by up to ~0.6 dex.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from forecast.model import Assumptions, Hardware
+from forecast.model.fast import fast_walls
+from forecast.model.search import find_walls
+
+FACTOR = math.log10(1.5)  # 0.176 dex
+N_DRAWS = 16
+
+PARTS = np.array(
+    [
+        (9.89e14, 3.35e12, 8.0e10, 4.5e11, 8.0, 5.0e10),  # H100 SXM5
+        (2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5.0e10),  # GB200 NVL72 (per GPU)
+        (4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),  # TPU v5p
+        (1.3074e15, 5.3e12, 1.92e11, 4.48e11, 8.0, 5.0e10),  # MI300X (+ default NIC)
+        (2.25e15, 8.0e12, 1.8e11, 9.0e11, 8.0, 5.0e10),  # B200
+    ]
+)
+
+
+def _draws(n: int, seed: int = 20241104) -> tuple[Hardware, Assumptions]:
+    rng = np.random.default_rng(seed)
+    hw = PARTS[rng.integers(0, len(PARTS), n)].copy()
+    for j in (0, 1, 2, 3, 5):
+        hw[:, j] *= np.exp(rng.normal(0.0, 0.4, n))
+
+    def u(lo, hi):
+        return rng.uniform(lo, hi, n)
+
+    a = Assumptions(
+        duration_s=u(60.0, 274.0) * 86_400.0,
+        max_utilization=u(0.55, 0.8),
+        batch_tokens_ref=np.exp(u(np.log(16e6), np.log(360e6))),
+        batch_exponent=u(0.31, 0.41),
+        layer_exponent=u(0.21, 0.33),
+        kernel_latency_s=u(2e-6, 8e-6),
+        collective_efficiency=u(0.7, 0.9),
+        scaleout_multiplier=np.exp(u(np.log(0.5), np.log(2.0))),
+    )
+    return Hardware(*hw.T), a
+
+
+def _one(x, i):
+    return type(x)(*(float(np.broadcast_to(v, (N_DRAWS,))[i]) for v in x))
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    hw, a = _draws(N_DRAWS)
+    dm_fast, lat_fast = fast_walls(hw, a)
+    rows = []
+    for i in range(N_DRAWS):
+        w = find_walls(_one(hw, i), _one(a, i))
+        rows.append(
+            (i, dm_fast[i], w.data_movement_wall_log10_flop, lat_fast[i], w.latency_wall_log10_flop)
+        )
+    return hw, a, rows
+
+
+def _describe(hw, a, rows) -> str:
+    lines = []
+    for i, dmf, dmw, latf, latw in rows:
+        lines.append(
+            f"draw {i}: dm fast {dmf:.3f} full {dmw:.3f} (diff {dmf - dmw:+.3f}); "
+            f"lat fast {latf:.3f} full {latw:.3f}\n    hw={_one(hw, i)}\n    a={_one(a, i)}"
+        )
+    return "\n".join(lines)
+
+
+def _diff(x, y) -> float:
+    if np.isinf(x) or np.isinf(y):
+        return 0.0 if x == y else np.inf
+    return abs(x - y)
+
+
+def test_latency_walls_agree(comparison):
+    hw, a, rows = comparison
+    bad = [r for r in rows if _diff(r[3], r[4]) > FACTOR]
+    assert not bad, _describe(hw, a, bad)
+
+
+def test_data_movement_walls_agree_for_most_draws(comparison):
+    hw, a, rows = comparison
+    bad = [r for r in rows if _diff(r[1], r[2]) > FACTOR]
+    assert len(bad) <= 0.1 * len(rows), _describe(hw, a, bad)
+    if bad:  # visible with -rA / -s: the draws where bisection and first crossing part
+        print("fast vs full beyond a factor 1.5:\n" + _describe(hw, a, bad))
+
+
+def test_walls_are_finite_and_ordered(comparison):
+    _, _, rows = comparison
+    for _, dmf, dmw, latf, latw in rows:
+        assert np.isfinite([dmf, dmw, latf, latw]).all()
+        assert dmf <= latf + 1e-9
+        assert dmw <= latw + 1e-9
+
+
+def test_broadcasts_scalar_hardware_over_array_assumptions():
+    hw = Hardware(*PARTS[0])
+    a = Assumptions(batch_exponent=np.array([0.31, 0.36, 0.41]))
+    dm, lat = fast_walls(hw, a)
+    assert dm.shape == lat.shape == (3,)
+    # Faster batch scaling pushes both walls out.
+    assert np.all(np.diff(dm) > 0) and np.all(np.diff(lat) > 0)
+    # Elementwise identical to scalar calls.
+    dm1, lat1 = fast_walls(hw, Assumptions(batch_exponent=0.41))
+    assert dm1.shape == () and float(dm1) == pytest.approx(dm[2], abs=1e-9)
+    assert float(lat1) == pytest.approx(lat[2], abs=1e-9)
+    # 2-D broadcasting: (2, 1) hardware against (3,) assumptions.
+    hw2 = Hardware(*(np.array([[v], [v]]) for v in PARTS[0]))
+    dm2, _ = fast_walls(hw2, a)
+    assert dm2.shape == (2, 3)
+    np.testing.assert_allclose(dm2, np.broadcast_to(dm, (2, 3)), atol=1e-9)
+
+
+def test_chunking_does_not_change_results():
+    hw, a = _draws(N_DRAWS, seed=7)
+    dm7, lat7 = fast_walls(hw, a, chunk=7)
+    dm_big, lat_big = fast_walls(hw, a, chunk=4096)
+    np.testing.assert_array_equal(dm7, dm_big)
+    np.testing.assert_array_equal(lat7, lat_big)
+
+
+def test_infinity_conventions():
+    h100 = Hardware(*PARTS[0])
+    # A range that starts above the latency wall: nothing is feasible -> -inf for both.
+    dm, lat = fast_walls(h100, log10_flop_range=(33.0, 40.0))
+    assert float(lat) == -np.inf
+    assert float(dm) == -np.inf
+    # A range that ends below the data-movement wall: both walls lie beyond it -> +inf.
+    dm, lat = fast_walls(h100, log10_flop_range=(20.0, 27.0))
+    assert float(lat) == np.inf
+    assert float(dm) == np.inf
+    # A range ending between the walls: latency +inf, data-movement wall finite.
+    dm, lat = fast_walls(h100, log10_flop_range=(20.0, 30.0))
+    assert float(lat) == np.inf
+    assert 27.0 < float(dm) < 30.0
