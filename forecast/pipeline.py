@@ -133,7 +133,7 @@ def propagate_scenario(
     trends = project(samples, years)
     inputs = prior_set.sample(chains * draws, scenario_seed(seed))
     inputs = {k: inputs[k] for k in PROPAGATED_KEYS}
-    result = propagate(trends, inputs, years)
+    result = propagate(trends, inputs, years, wall_year_step)
     return forecast_dataset(result, years, chains, draws), inputs_dataset(inputs, chains, draws)
 
 

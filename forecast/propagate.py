@@ -103,10 +103,26 @@ def assumptions_from_inputs(inputs: dict[str, np.ndarray], years) -> Assumptions
     )
 
 
+def interpolate_years(
+    years_out: np.ndarray, years_in: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """Linear interpolation along the last axis (years); infinite ends snap to the nearer end."""
+    years_out = np.asarray(years_out, dtype=float)
+    years_in = np.asarray(years_in, dtype=float)
+    j = np.clip(np.searchsorted(years_in, years_out, side="right") - 1, 0, years_in.size - 2)
+    frac = (years_out - years_in[j]) / (years_in[j + 1] - years_in[j])
+    v0, v1 = values[..., j], values[..., j + 1]
+    finite = np.isfinite(v0) & np.isfinite(v1)
+    with np.errstate(invalid="ignore"):
+        lin = v0 + frac * (v1 - v0)
+    return np.where(finite, lin, np.where(frac < 0.5, v0, v1))
+
+
 def propagate(
     trend_log10: dict[str, np.ndarray],
     inputs: dict[str, np.ndarray],
     years: np.ndarray = DEFAULT_YEARS,
+    wall_year_step: int = 1,
 ) -> dict[str, np.ndarray]:
     """Walls per (sample, year) and the first year the frontier reaches each wall.
 
@@ -125,7 +141,24 @@ def propagate(
     years = np.asarray(years, dtype=float)
     hw = frontier_hardware(trend_log10, inputs, years)
     a = assumptions_from_inputs(inputs, years)
-    dm, lat = fast_walls(hw, a)
+    # Walls at every ``wall_year_step``-th year (and the last), interpolated in between: every
+    # input of the wall is a smooth function of the year (log-linear trends, compounding rates).
+    idx = np.unique(np.r_[np.arange(0, years.size, max(int(wall_year_step), 1)), years.size - 1])
+    sub_hw = Hardware(
+        *(np.broadcast_to(v, trend_log10["frontier_compute"].shape)[..., idx] for v in hw)
+    )
+    sub_a = Assumptions(
+        *(
+            np.broadcast_to(v, (*np.shape(trend_log10["frontier_compute"])[:-1], years.size))[
+                ..., idx
+            ]
+            for v in a
+        )
+    )
+    dm, lat = fast_walls(sub_hw, sub_a)
+    if idx.size != years.size:
+        dm = interpolate_years(years, years[idx], dm)
+        lat = interpolate_years(years, years[idx], lat)
     walls = np.stack([dm, lat], axis=-1)
     frontier = np.asarray(trend_log10["frontier_compute"], dtype=float)
     hit_year, hit_flop, hit = first_crossing(

@@ -111,10 +111,14 @@ def frontier_df() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def real_fit(hardware_df, frontier_df):
-    """The production fit at the default settings (4 chains x 1000 draws after 1000 warm-up)."""
-    start = time.perf_counter()
+    """The production fit at the default settings (4 chains x 1000 draws after 1000 warm-up).
+
+    The time returned is this process's CPU time: the 2-core CI machine is shared, so wall time
+    measures the neighbours as much as the fit.
+    """
+    start = time.process_time()
     dt = fit_trends(hardware_df, frontier_df, _project_priors(), rng_key=jax.random.PRNGKey(0))
-    return dt, time.perf_counter() - start
+    return dt, time.process_time() - start
 
 
 def _growth(dt, metric: str) -> np.ndarray:
@@ -275,7 +279,7 @@ def test_parameter_recovery_from_simulated_data():
 
 def test_real_fit_structure_and_speed(real_fit):
     dt, seconds = real_fit
-    assert seconds < 60, f"default fit took {seconds:.1f} s"
+    assert seconds < 60, f"default fit took {seconds:.1f} s of CPU time"
     for group in (
         "posterior",
         "sample_stats",

@@ -103,8 +103,41 @@ def _evaluate(hw, a, log10_flop, grid: PlanGrid, stationary_m: bool = False):
     )
 
 
-def _bisect(predicate, lo, hi, iterations):
-    """Largest x in [lo, hi] with predicate(x) true, for predicates true on [lo, x*]."""
+def _candidate_microbatches(hw, a, shape, tp, pp, two_d, kind=None):
+    """Microbatch counts tried per plan: ``_BUBBLE_RATIOS`` x pp, then the stationary ones.
+
+    Without ``kind`` returns all of them on a new last axis; with ``kind`` (same shape as tp)
+    returns the one of that index.
+    """
+    m_star = stationary_microbatches(hw, a, shape, tp, pp, two_d)
+    ratios = jnp.asarray(_BUBBLE_RATIOS)
+    m_fixed = jnp.where(pp[..., None] > 1.0, pp[..., None] * ratios, 1.0)
+    m_all = jnp.concatenate(
+        [jnp.broadcast_to(m_fixed, (*m_star.shape[:-1], ratios.size)), m_star], axis=-1
+    )
+    if kind is None:
+        return m_all
+    return jnp.take_along_axis(m_all, kind[..., None].astype(int), axis=-1)[..., 0]
+
+
+def _dm_utilization(hw, a, log10_flop, tp, pp, two_d, kind=None):
+    """Utilization of data-movement candidates at each budget.
+
+    Without ``kind``: every plan of the grid with every microbatch count, shape (..., plans, M).
+    With ``kind``: one microbatch count per plan (a per-draw shortlist), shape (..., plans).
+    """
+    shape = model_shape(log10_flop[..., None], a)
+    m = _candidate_microbatches(hw, a, shape, tp, pp, two_d, kind)
+    if kind is not None:
+        return best_plan(hw, a, shape, tp, pp, m, two_d).utilization
+    ex = Hardware(*(v[..., None] for v in hw))
+    ea = Assumptions(*(v[..., None] for v in a))
+    es = type(shape)(*(v[..., None] for v in shape))
+    return best_plan(ex, ea, es, tp[..., None], pp[..., None], m, two_d[..., None]).utilization
+
+
+def _bisect_bounds(predicate, lo, hi, iterations):
+    """Bracket [lo, hi] of the largest x with predicate(x), for predicates true on [lo, x*]."""
 
     def body(_, bounds):
         lo, hi = bounds
@@ -112,11 +145,18 @@ def _bisect(predicate, lo, hi, iterations):
         ok = predicate(mid)
         return jnp.where(ok, mid, lo), jnp.where(ok, hi, mid)
 
-    lo, hi = jax.lax.fori_loop(0, iterations, body, (lo, hi))
+    return jax.lax.fori_loop(0, iterations, body, (lo, hi))
+
+
+def _bisect(predicate, lo, hi, iterations):
+    """Largest x in [lo, hi] with predicate(x) true (midpoint of the final bracket)."""
+    lo, hi = _bisect_bounds(predicate, lo, hi, iterations)
     return 0.5 * (lo + hi)
 
 
 _SCAN = jnp.arange(21.0, 28.01, 0.5)
+_COARSE_STEPS = 5  # bisection steps over all data-movement candidates
+_SHORTLIST = 8  # candidates kept per draw for the remaining steps
 _BUBBLE_RATIOS = (
     4.0,
     16.0,
@@ -149,13 +189,29 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     x0 = _SCAN[jnp.argmax(u_scan, axis=-1)]
     level = threshold * u_small
 
+    # Data-movement wall in two stages: a coarse bisection over every candidate plan, then a
+    # fine one over the per-draw shortlist of the plans that do best at the coarse bracket.
+    n_m = len(_BUBBLE_RATIOS) + 3
+
+    def dm_all(x):
+        return _dm_utilization(hw, a, x, dm_grid.tp, dm_grid.pp, dm_grid.two_d)
+
     def dm_ok(x):
-        return (
-            jnp.max(_evaluate(hw, a, x, dm_grid, stationary_m=True).utilization, axis=-1) >= level
-        )
+        return jnp.max(dm_all(x), axis=(-2, -1)) >= level
 
     top = jnp.where(jnp.isfinite(lat), lat, hi)
-    dm = _bisect(dm_ok, x0, top, iterations)
+    coarse = min(_COARSE_STEPS, iterations)
+    lo1, hi1 = _bisect_bounds(dm_ok, x0, top, coarse)
+    u_lo = dm_all(lo1).reshape(*dims, -1)
+    _, best = jax.lax.top_k(u_lo, _SHORTLIST)
+    plan, kind = best // n_m, best % n_m
+    tp_s, pp_s, td_s = (jnp.take(g, plan) for g in (dm_grid.tp, dm_grid.pp, dm_grid.two_d))
+
+    def dm_ok_short(x):
+        u = _dm_utilization(hw, a, x, tp_s, pp_s, td_s, kind)
+        return jnp.max(u, axis=-1) >= level
+
+    dm = _bisect(dm_ok_short, lo1, hi1, iterations - coarse + 2)
     dm = jnp.where(dm_ok(top), jnp.where(jnp.isfinite(lat), top, jnp.inf), dm)
     dm = jnp.where(u_small > 0, dm, -jnp.inf)
     return dm, lat, u_small

@@ -1,0 +1,245 @@
+"""Benchmark: both walls for many parameter draws, vectorized vs. a per-draw SciPy loop.
+
+    .venv/bin/python benchmarks/walls.py --draws 20000 [--loop-draws 200] [--chunk 2048]
+
+(a) ``forecast.model.fast.fast_walls`` on N draws in one vectorized call (after compilation).
+(b) The way "Can AI scaling continue through 2030?" solved it: a Python loop over draws, and for
+    each draw ``scipy.optimize.brentq`` on log10 compute for each wall.  The predicate is the
+    same plan model on the same reduced plan grids (``forecast.model.fast._evaluate`` with
+    ``dm_plan_grid``, ``small_scale_plan_grid``, ``latency_plan_grid``), compiled once with
+    ``jax.jit`` for a single draw; brentq calls it per evaluation.  This is the realistic
+    "SciPy per draw" baseline: the arithmetic of each call is the same as one draw's share of the
+    vectorized call, plus one dispatch per evaluation.  It runs on K draws and its cost per draw
+    is extrapolated to N.
+
+Both give the same walls on the loop draws up to the root finders' resolution, except where the
+utilization curve is not monotone in compute (bisection and Brent's method may then stop at
+different crossings); the script prints how many agree within 0.05 dex.
+
+Last line: ``speedup=<x> draws_per_s=<y>`` (y = vectorized draws per second).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import resource
+import time
+
+import numpy as np
+
+import forecast.model  # noqa: F401  (enables float64 in JAX)
+
+import jax  # isort: skip
+import jax.numpy as jnp  # isort: skip
+from scipy.optimize import brentq  # isort: skip
+
+from forecast.model.fast import (  # isort: skip
+    _SCAN,
+    _evaluate,
+    dm_plan_grid,
+    fast_walls,
+    latency_plan_grid,
+    small_scale_plan_grid,
+)
+from forecast.model.params import Assumptions, Hardware  # isort: skip
+from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid  # isort: skip
+
+# flops, hbm_bandwidth, hbm_capacity, scaleup_bandwidth, scaleup_domain_size, scaleout_bandwidth
+PARTS = np.array(
+    [
+        (9.89e14, 3.35e12, 8.0e10, 4.5e11, 8.0, 5.0e10),  # H100 SXM5
+        (2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5.0e10),  # GB200 NVL72 (per GPU)
+        (4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),  # TPU v5p
+        (1.3074e15, 5.3e12, 1.92e11, 4.48e11, 8.0, 5.0e10),  # MI300X (+ default NIC)
+        (2.25e15, 8.0e12, 1.8e11, 9.0e11, 8.0, 5.0e10),  # B200
+    ]
+)
+LO, HI = 20.0, 40.0
+XTOL = 1e-3  # dex, the fast path's resolution is ~1e-3 (latency) and ~3e-3 (data movement)
+
+
+def draws(n: int, seed: int) -> tuple[Hardware, Assumptions]:
+    """Real parts x lognormal factors (sd 0.4), assumptions uniform in the prior ranges."""
+    rng = np.random.default_rng(seed)
+    hw = PARTS[rng.integers(0, len(PARTS), n)].copy()
+    for j in (0, 1, 2, 3, 5):
+        hw[:, j] *= np.exp(rng.normal(0.0, 0.4, n))
+
+    def u(lo, hi):
+        return rng.uniform(lo, hi, n)
+
+    a = Assumptions(
+        duration_s=u(60.0, 274.0) * 86_400.0,
+        max_utilization=u(0.55, 0.8),
+        batch_tokens_ref=np.exp(u(np.log(16e6), np.log(360e6))),
+        batch_exponent=u(0.31, 0.41),
+        layer_exponent=u(0.21, 0.33),
+        kernel_latency_s=u(2e-6, 8e-6),
+        collective_efficiency=u(0.7, 0.9),
+        scaleout_multiplier=np.exp(u(np.log(0.5), np.log(2.0))),
+    )
+    a = Assumptions(*(np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in a))
+    return Hardware(*hw.T), a
+
+
+def take(x, sl):
+    return type(x)(*(v[sl] for v in x))
+
+
+# ----------------------------------------------------------------------------- per-draw loop
+
+_GRIDS = tuple(
+    PlanGrid(*(jnp.asarray(g) for g in grid))
+    for grid in (dm_plan_grid(), small_scale_plan_grid(), latency_plan_grid())
+)
+
+
+def _lift(hw, a):
+    """One draw's scalars as shape-(1,) arrays, as ``_walls`` lays them out."""
+    hw = Hardware(*(jnp.asarray(v, dtype=jnp.float64)[None] for v in hw))
+    a = Assumptions(*(jnp.asarray(v, dtype=jnp.float64)[None] for v in a))
+    return hw, a
+
+
+@jax.jit
+def _lat_ok(hw, a, x):
+    hw, a = _lift(hw, a)
+    return jnp.any(_evaluate(hw, a, jnp.reshape(x, (1,)), _GRIDS[2]).feasible)
+
+
+@jax.jit
+def _dm_util(hw, a, x):
+    hw, a = _lift(hw, a)
+    return jnp.max(_evaluate(hw, a, jnp.reshape(x, (1,)), _GRIDS[0], stationary_m=True).utilization)
+
+
+@jax.jit
+def _small(hw, a):
+    hw, a = _lift(hw, a)
+    hw = Hardware(*(v[..., None] for v in hw))
+    a = Assumptions(*(v[..., None] for v in a))
+    u = jnp.max(_evaluate(hw, a, _SCAN[None, :], _GRIDS[1]).utilization, axis=-1)[0]
+    return jnp.max(u), _SCAN[jnp.argmax(u)]
+
+
+def loop_walls(hw: Hardware, a: Assumptions, threshold: float = UTILIZATION_THRESHOLD):
+    """Both walls of one draw by ``scipy.optimize.brentq`` on the single-draw predicates."""
+
+    def lat_sign(x):
+        return 1.0 if bool(_lat_ok(hw, a, x)) else -1.0
+
+    if lat_sign(LO) < 0:
+        lat = -np.inf
+    elif lat_sign(HI) > 0:
+        lat = np.inf
+    else:
+        lat = brentq(lat_sign, LO, HI, xtol=XTOL)
+
+    u_small, x0 = (float(v) for v in _small(hw, a))
+    if u_small <= 0.0:
+        return -np.inf, lat
+    level = threshold * u_small
+
+    def dm_margin(x):
+        return float(_dm_util(hw, a, x)) - level
+
+    top = lat if np.isfinite(lat) else HI
+    if dm_margin(top) >= 0.0:
+        dm = top if np.isfinite(lat) else np.inf
+    elif dm_margin(x0) < 0.0:
+        dm = x0  # where the fast path's bisection collapses too
+    else:
+        dm = brentq(dm_margin, x0, top, xtol=XTOL)
+    return dm, lat
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--draws", type=int, default=20_000)
+    p.add_argument("--loop-draws", type=int, default=200)
+    p.add_argument("--chunk", type=int, default=2048, help="fast_walls chunk size")
+    p.add_argument("--seed", type=int, default=2030)
+    args = p.parse_args()
+    n, k = args.draws, min(args.loop_draws, args.draws)
+
+    print(f"cpu: {_cpu_model()}; jax devices: {jax.devices()}")
+    hw, a = draws(n, args.seed)
+
+    # (a) vectorized.  Compile on the shape the timed call will use (chunk, or n if smaller).
+    warm = min(n, args.chunk)
+    t0 = time.perf_counter()
+    fast_walls(take(hw, slice(0, warm)), take(a, slice(0, warm)), chunk=args.chunk)
+    t_compile = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    dm_fast, lat_fast = fast_walls(hw, a, chunk=args.chunk)
+    t_vec = time.perf_counter() - t0
+    vec_rate = n / t_vec
+    print(
+        f"vectorized fast_walls: {n} draws in {t_vec:.2f} s -> {vec_rate:,.0f} draws/s "
+        f"(chunk {args.chunk}; first call incl. compilation {t_compile:.1f} s)"
+    )
+
+    # (b) per-draw loop: compile the single-draw predicates first.
+    hw0 = tuple(float(v[0]) for v in hw)
+    a0 = tuple(float(v[0]) for v in a)
+    t0 = time.perf_counter()
+    loop_walls(Hardware(*hw0), Assumptions(*a0))
+    t_compile_loop = time.perf_counter() - t0
+    calls = {"n": 0}
+    t0 = time.perf_counter()
+    dm_loop = np.empty(k)
+    lat_loop = np.empty(k)
+    for i in range(k):
+        h_i = Hardware(*(float(v[i]) for v in hw))
+        a_i = Assumptions(*(float(v[i]) for v in a))
+        dm_loop[i], lat_loop[i] = loop_walls(h_i, a_i)
+        calls["n"] += 1
+    t_loop = time.perf_counter() - t0
+    loop_rate = k / t_loop
+    print(
+        f"per-draw loop (brentq on jit single-draw predicates): {k} draws in {t_loop:.2f} s -> "
+        f"{loop_rate:,.1f} draws/s (compile {t_compile_loop:.1f} s); extrapolated to {n} "
+        f"draws: {n / loop_rate:,.0f} s"
+    )
+
+    def agree(x, y, tol):
+        both_inf = np.isinf(x) & np.isinf(y) & (x == y)
+        with np.errstate(invalid="ignore"):
+            return both_inf | (np.abs(x - y) <= tol)
+
+    ok_dm = agree(dm_fast[:k], dm_loop, 0.05)
+    ok_lat = agree(lat_fast[:k], lat_loop, 0.05)
+    print(
+        f"agreement within 0.05 dex on the {k} loop draws: latency wall {ok_lat.sum()}/{k}, "
+        f"data-movement wall {ok_dm.sum()}/{k}"
+    )
+    for i in np.flatnonzero(~(ok_dm & ok_lat))[:10]:
+        print(
+            f"  draw {i}: dm fast {dm_fast[i]:.3f} loop {dm_loop[i]:.3f}; "
+            f"lat fast {lat_fast[i]:.3f} loop {lat_loop[i]:.3f}"
+        )
+
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+    speedup = vec_rate / loop_rate
+    print(f"peak RSS: {rss_mib:,.0f} MiB")
+    print(f"speedup=vectorized/loop={speedup:,.0f}x (targets: >=100x, >=20,000 draws/s)")
+    print(f"speedup={speedup:.1f} draws_per_s={vec_rate:.0f}")
+
+
+if __name__ == "__main__":
+    main()

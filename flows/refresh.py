@@ -1,0 +1,515 @@
+"""The ``refresh-forecast`` Prefect flow: load -> fit -> propagate each scenario -> publish -> artifacts.
+
+Tasks and their cache keys (Prefect cache policies, records and pickled results under
+``$PREFECT_HOME/storage``):
+
+* ``load-inputs`` - reads and validates data and priors; never cached (it is what detects change),
+  retried on I/O errors;
+* ``fit-trends`` - NUTS fit; one per distinct set of trend priors (scenarios that only change
+  propagation inputs share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
+  hardware.csv and frontier_runs.csv), ``trend_priors`` (canonical JSON of the trend priors),
+  ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256 of the forecast package's model code, see
+  :func:`code_hash`).  The DataFrames and PriorSet are passed too but excluded from the key;
+* ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
+  ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
+  scenario's full prior text), ``seed``, ``years`` and ``code``;
+* ``publish`` - never cached, retried.  Assembles the DataTree and publishes it atomically unless
+  the forecast ``latest`` points to was made from the same inputs (same run fingerprint): then it
+  publishes nothing and reports "unchanged, latest kept" (``republish=True`` forces a new one).
+  Applies retention (keep the newest ``keep``, never the one ``latest`` names);
+* ``artifacts`` - markdown summary (key ``wallcast-summary``), table of credible intervals
+  (``wallcast-intervals``), link to the report (``wallcast-report``) when
+  ``forecast.report.generate_reports`` exists.
+
+The flow holds ``<outputs>/.lock`` (``fcntl.flock``) from start to end: a second refresh on the same
+outputs folder fails at once with "another refresh is running (pid N)" (or waits ``lock_wait``
+seconds first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
+from prefect.futures import wait
+from prefect.utilities.annotations import quote
+
+from flows.locking import exclusive_lock
+from forecast import pipeline
+from forecast.dataset import FORECAST_FILE, LATEST_POINTER, publish
+
+__all__ = [
+    "LOCK_FILE",
+    "code_hash",
+    "publish_forecast",
+    "refresh_forecast",
+    "run_fingerprint",
+]
+
+LOCK_FILE = ".lock"
+FORECASTS_DIR = "forecasts"
+DEFAULT_KEEP = 20
+_FOREIGN = {"cli", "__main__", "query"}  # forecast modules that do not change a forecast
+
+
+def code_hash(package_dir: Path | None = None) -> str:
+    """SHA-256 over the source of the ``forecast`` package modules a forecast depends on.
+
+    Everything under ``forecast/`` except the CLI, the query helpers and report/deck generators:
+    an edit to the model, inference, trends, propagation, priors or data loaders invalidates the
+    cache; an edit to presentation code does not.
+    """
+    root = package_dir or Path(pipeline.__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        top = rel.parts[0].removesuffix(".py")
+        if top in _FOREIGN or top.startswith(("report", "deck")):
+            continue
+        h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_fingerprint(
+    inputs: pipeline.Inputs,
+    *,
+    seed: int,
+    chains: int,
+    draws: int,
+    years: list[float] | None,
+    code: str,
+) -> str:
+    """Digest of everything a forecast depends on (data, priors, scenarios, settings, code)."""
+    return _digest(
+        {
+            "data_hash": inputs.data_hash,
+            "priors": inputs.priors.text,
+            "scenarios": [[n, ps.text] for n, ps in inputs.scenarios.items()],
+            "seed": seed,
+            "chains": chains,
+            "draws": draws,
+            "years": None if years is None else [float(y) for y in years],
+            "code": code,
+        }
+    )
+
+
+def _trend_key(prior_set: Any) -> str:
+    from forecast.trends import trend_priors_from_prior_set
+
+    return json.dumps(trend_priors_from_prior_set(prior_set).to_dict(), sort_keys=True)
+
+
+# ----------------------------------------------------------------------------- tasks
+
+
+@task(name="load-inputs", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2)
+def load_inputs_task(
+    priors: str | None,
+    data_dir: str | None,
+    scenarios: list[str] | None,
+    scenario_dir: str | None,
+) -> pipeline.Inputs:
+    """Read and validate the data tables and priors (cheap; decides what is stale)."""
+    return pipeline.load_inputs(
+        priors or pipeline.DEFAULT_PRIORS,
+        data_dir or pipeline.DEFAULT_DATA_DIR,
+        scenarios,
+        scenario_dir or pipeline.DEFAULT_SCENARIO_DIR,
+    )
+
+
+@task(
+    name="fit-trends",
+    cache_policy=TASK_SOURCE + (INPUTS - "inputs" - "prior_set"),
+    persist_result=True,
+)
+def fit_task(
+    inputs: pipeline.Inputs,
+    prior_set: Any,
+    *,
+    data_hash: str,
+    trend_priors: str,
+    chains: int,
+    draws: int,
+    seed: int,
+    code: str,
+) -> Any:
+    """NUTS fit of the trends (the expensive step), gated on convergence."""
+    return pipeline.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
+
+
+@task(
+    name="propagate",
+    cache_policy=TASK_SOURCE + (INPUTS - "fit_tree" - "prior_set"),
+    persist_result=True,
+)
+def propagate_task(
+    fit_tree: Any,
+    prior_set: Any,
+    *,
+    fit_key: str,
+    scenario: str,
+    scenario_text: str,
+    seed: int,
+    years: list[float] | None,
+    code: str,
+) -> tuple[Any, Any]:
+    """Forecast of one scenario: posterior trends x prior draws -> walls per year."""
+    return pipeline.propagate_scenario(fit_tree, prior_set, seed=seed, years=years)
+
+
+def _latest_fingerprint(outputs_dir: Path) -> tuple[str | None, Path | None]:
+    """Run fingerprint and file of the forecast ``latest`` points to (None when unreadable)."""
+    import xarray as xr
+
+    from forecast.dataset import ENGINE, latest_forecast_path
+
+    try:
+        path = latest_forecast_path(outputs_dir)
+        with xr.open_dataset(path, engine=ENGINE) as root:
+            return root.attrs.get("run_fingerprint"), path
+    except Exception:  # no latest yet, or unreadable: publish a fresh one
+        return None, None
+
+
+def _forecast_dirs(forecasts: Path) -> list[Path]:
+    return sorted(p for p in forecasts.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def clean_stale(outputs_dir: Path) -> list[str]:
+    """Remove leftovers of killed publishes (``forecasts/.<id>.*``, ``.trash-*``, ``.latest.*``).
+
+    Only safe while holding the refresh lock (no publish is in flight then).
+    """
+    removed = []
+    forecasts = outputs_dir / FORECASTS_DIR
+    if forecasts.is_dir():
+        for p in forecasts.iterdir():
+            if p.name.startswith("."):
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+                removed.append(p.name)
+    for p in outputs_dir.glob(".latest.*"):
+        p.unlink(missing_ok=True)
+        removed.append(p.name)
+    return removed
+
+
+def apply_retention(outputs_dir: Path, keep: int) -> list[str]:
+    """Delete all but the newest ``keep`` forecasts (by id, which sorts by time); never the one
+    ``latest`` points to.  Each is first renamed to ``.trash-<id>`` so that a kill mid-delete
+    leaves no half-deleted forecast under its own name."""
+    forecasts = outputs_dir / FORECASTS_DIR
+    if keep < 1 or not forecasts.is_dir():
+        return []
+    pointer = outputs_dir / LATEST_POINTER
+    current = (outputs_dir / pointer.read_text().strip()).resolve() if pointer.exists() else None
+    dirs = _forecast_dirs(forecasts)
+    removed = []
+    for d in dirs[: max(len(dirs) - keep, 0)]:
+        if current is not None and d.resolve() == current:
+            continue
+        trash = d.with_name(f".trash-{d.name}")
+        os.rename(d, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+        removed.append(d.name)
+    return removed
+
+
+def publish_forecast(
+    tree: Any,
+    outputs_dir: str | Path,
+    forecast_id: str,
+    *,
+    keep: int = DEFAULT_KEEP,
+) -> tuple[Path, list[str]]:
+    """Clean leftovers, publish atomically (``forecast.dataset.publish``), apply retention.
+
+    Call it while holding ``<outputs>/.lock``.  Returns (published folder, removed ids).
+    """
+    outputs_dir = Path(outputs_dir)
+    outputs_dir.mkdir(parents=True, exist_ok=True)
+    clean_stale(outputs_dir)
+    published = publish(tree, outputs_dir, forecast_id)
+    return published, apply_retention(outputs_dir, keep)
+
+
+@task(name="publish", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2)
+def publish_task(
+    inputs: pipeline.Inputs,
+    fit_tree: Any,
+    results: dict[str, tuple[Any, Any]],
+    *,
+    outputs_dir: str,
+    seed: int,
+    chains: int,
+    draws: int,
+    fingerprint: str,
+    code: str,
+    keep: int = DEFAULT_KEEP,
+    republish: bool = False,
+) -> dict[str, Any]:
+    """Publish a new forecast, or keep ``latest`` when it already is this forecast."""
+    out = Path(outputs_dir)
+    latest_fp, latest_path = _latest_fingerprint(out)
+    if latest_fp == fingerprint and latest_path is not None and not republish:
+        return {
+            "status": "unchanged",
+            "path": str(latest_path),
+            "forecast_id": latest_path.parent.name,
+            "removed": apply_retention(out, keep),
+        }
+    tree, fid = pipeline.assemble(
+        inputs, fit_tree, results, seed=seed, chains=chains, draws=draws
+    )
+    tree.attrs["run_fingerprint"] = fingerprint
+    tree.attrs["code_hash"] = code
+    published, removed = publish_forecast(tree, out, fid, keep=keep)
+    return {
+        "status": "published",
+        "path": str(published / FORECAST_FILE),
+        "forecast_id": fid,
+        "removed": removed,
+    }
+
+
+# ----------------------------------------------------------------------------- artifacts
+
+
+def _fmt_year(v: float) -> str:
+    return "not by end" if v == float("inf") else f"{v:.1f}"
+
+
+def _fmt_flop(v: float) -> str:
+    return "-" if v in (float("inf"), float("-inf")) else f"{v:.2e}"
+
+
+def intervals_table(rows: list[dict]) -> list[dict[str, Any]]:
+    """Rows of :func:`forecast.query.summary_table` as a flat table (strings and floats)."""
+    out = []
+    for r in rows:
+        y, f = r["year"], r["flop"]
+        out.append(
+            {
+                "scenario": r["scenario"],
+                "wall": r["wall"],
+                "interval": f"{y['prob']:.0%}",
+                "hit_year_median": _fmt_year(y["median"]),
+                "hit_year_lower": _fmt_year(y["lower"]),
+                "hit_year_upper": _fmt_year(y["upper"]),
+                "hit_flop_median": _fmt_flop(f["median"]),
+                "hit_flop_lower": _fmt_flop(f["lower"]),
+                "hit_flop_upper": _fmt_flop(f["upper"]),
+                "not_hit_by_last_year": f"{y['not_hit_fraction']:.0%}",
+            }
+        )
+    return out
+
+
+def summary_markdown(
+    rows: list[dict], attrs: dict, publish_info: dict, task_states: dict[str, str]
+) -> str:
+    """Markdown of one refresh: what was published, from what, what was cached, intervals."""
+    table = intervals_table(rows)
+    status = publish_info["status"]
+    head = (
+        "new forecast published"
+        if status == "published"
+        else "inputs unchanged: no new forecast, `latest` kept"
+    )
+    lines = [
+        f"# wallcast forecast `{publish_info['forecast_id']}`",
+        "",
+        f"**{head}** - `{publish_info['path']}`",
+        "",
+        f"- created: {attrs.get('created', '?')}; data hash `{str(attrs.get('data_hash', ''))[:12]}`; "
+        f"priors `{attrs.get('priors_name', '?')}`; scenarios {attrs.get('scenarios', '?')}",
+        f"- MCMC: {attrs.get('chains', '?')} chains x {attrs.get('draws', '?')} draws, "
+        f"seed {attrs.get('seed', '?')}",
+        "- tasks: "
+        + ", ".join(f"{name} ({state})" for name, state in sorted(task_states.items())),
+        "",
+        "| scenario | wall | hit year, median (interval) | hit FLOP, median (interval) | not hit |",
+        "|---|---|---|---|---|",
+    ]
+    for t in table:
+        lines.append(
+            f"| {t['scenario']} | {t['wall']} | {t['hit_year_median']} "
+            f"({t['hit_year_lower']} - {t['hit_year_upper']}) | {t['hit_flop_median']} "
+            f"({t['hit_flop_lower']} - {t['hit_flop_upper']}) | {t['not_hit_by_last_year']} |"
+        )
+    if table:
+        lines += ["", f"Intervals are equal-tailed {table[0]['interval']} credible intervals."]
+    return "\n".join(lines) + "\n"
+
+
+def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict[str, Path]:
+    try:
+        from forecast.report import generate_reports  # type: ignore[import-not-found]
+    except ImportError as exc:
+        logger.warning(f"no report generated: forecast.report is not available ({exc})")
+        return {}
+    try:
+        return {k: Path(v) for k, v in generate_reports(forecast_path).items()}
+    except Exception as exc:  # a report failure must not fail the refresh
+        logger.warning(f"report generation failed: {type(exc).__name__}: {exc}")
+        return {}
+
+
+@task(name="artifacts", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=2)
+def artifacts_task(publish_info: dict[str, Any], task_states: dict[str, str]) -> dict[str, Any]:
+    """Prefect artifacts (summary, intervals, report link) and the published path in the log."""
+    from prefect.artifacts import (
+        create_link_artifact,
+        create_markdown_artifact,
+        create_table_artifact,
+    )
+
+    from forecast.query import load_forecast_group, summary_table
+
+    logger = get_run_logger()
+    path = Path(publish_info["path"])
+    ds, attrs = load_forecast_group(path, ["hit_year", "hit_flop"])
+    rows = summary_table(ds)
+    create_markdown_artifact(
+        summary_markdown(rows, attrs, publish_info, task_states),
+        key="wallcast-summary",
+        description=f"wallcast forecast {publish_info['forecast_id']}",
+    )
+    create_table_artifact(
+        intervals_table(rows),
+        key="wallcast-intervals",
+        description="Median and 80% credible interval of the hit year and hit FLOP per wall",
+    )
+    reports = _generate_reports(path, logger) if publish_info["status"] == "published" else {}
+    for name, report in reports.items():
+        if report.suffix in (".html", ".md", ".pdf"):
+            create_link_artifact(
+                report.resolve().as_uri(),
+                link_text=f"wallcast report ({name})",
+                key="wallcast-report",
+                description=f"report of forecast {publish_info['forecast_id']}",
+            )
+            break
+    logger.info(f"forecast {publish_info['status']}: {path}")
+    return {"reports": {k: str(v) for k, v in reports.items()}}
+
+
+# ----------------------------------------------------------------------------- flow
+
+
+@flow(name="refresh-forecast", validate_parameters=True)
+def refresh_forecast(
+    priors: str | None = None,
+    data_dir: str | None = None,
+    outputs_dir: str | None = None,
+    scenarios: list[str] | None = None,
+    scenario_dir: str | None = None,
+    chains: int = 4,
+    draws: int = 1000,
+    seed: int = 0,
+    years: list[float] | None = None,
+    keep: int = DEFAULT_KEEP,
+    republish: bool = False,
+    lock_wait: float = 0.0,
+) -> dict[str, Any]:
+    """Refit what changed, propagate every scenario, publish atomically, create artifacts.
+
+    Returns ``status`` ("published" / "unchanged"), ``forecast_id``, ``path``, ``task_states``
+    (task run name -> final state name, e.g. "Cached"), ``cached`` and ``removed``.
+    """
+    logger = get_run_logger()
+    start = time.perf_counter()
+    outputs = Path(outputs_dir) if outputs_dir else pipeline.DEFAULT_OUTPUTS_DIR
+    with exclusive_lock(outputs / LOCK_FILE, "refresh", wait=lock_wait):
+        states: dict[str, str] = {}
+        code = code_hash()
+        load_state = load_inputs_task(priors, data_dir, scenarios, scenario_dir, return_state=True)
+        states["load-inputs"] = load_state.name
+        inputs: pipeline.Inputs = load_state.result()
+        yrs = None if years is None else [float(y) for y in years]
+
+        fits: dict[str, Any] = {}
+        fit_keys: dict[str, str] = {}
+        fit_names: dict[str, str] = {}
+        props: dict[str, Any] = {}
+        for name, prior_set in inputs.scenarios.items():
+            tk = _trend_key(prior_set)
+            if tk not in fits:
+                fit_names[tk] = f"fit-trends-{name}"
+                fit_keys[tk] = _digest([inputs.data_hash, tk, chains, draws, seed, code])
+                fits[tk] = fit_task.with_options(task_run_name=fit_names[tk]).submit(
+                    quote(inputs),
+                    quote(prior_set),
+                    data_hash=inputs.data_hash,
+                    trend_priors=tk,
+                    chains=chains,
+                    draws=draws,
+                    seed=seed,
+                    code=code,
+                )
+            props[name] = propagate_task.with_options(task_run_name=f"propagate-{name}").submit(
+                fits[tk],
+                quote(prior_set),
+                fit_key=fit_keys[tk],
+                scenario=name,
+                scenario_text=prior_set.text,
+                seed=seed,
+                years=yrs,
+                code=code,
+            )
+        wait([*fits.values(), *props.values()])
+        for tk, fut in fits.items():
+            states[fit_names[tk]] = fut.state.name
+        for name, fut in props.items():
+            states[f"propagate-{name}"] = fut.state.name
+        results = {name: fut.result() for name, fut in props.items()}
+        base_fit = next(iter(fits.values())).result()
+        logger.info(
+            "tasks: " + ", ".join(f"{k}={v}" for k, v in states.items())
+        )
+
+        fingerprint = run_fingerprint(
+            inputs, seed=seed, chains=chains, draws=draws, years=yrs, code=code
+        )
+        pub_state = publish_task(
+            quote(inputs),
+            quote(base_fit),
+            quote(results),
+            outputs_dir=str(outputs),
+            seed=seed,
+            chains=chains,
+            draws=draws,
+            fingerprint=fingerprint,
+            code=code,
+            keep=keep,
+            republish=republish,
+            return_state=True,
+        )
+        states["publish"] = pub_state.name
+        info: dict[str, Any] = pub_state.result()
+        if info["status"] == "unchanged":
+            logger.info(f"inputs unchanged: latest kept ({info['path']})")
+        else:
+            logger.info(f"published {info['path']}")
+        art = artifacts_task(info, dict(states))
+    cached = [k for k, v in states.items() if v == "Cached"]
+    return {
+        **info,
+        "task_states": states,
+        "cached": cached,
+        "reports": art["reports"],
+        "seconds": round(time.perf_counter() - start, 1),
+    }

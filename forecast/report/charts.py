@@ -1,0 +1,403 @@
+"""Charts of the report and the deck (matplotlib, Agg; no pyplot state).
+
+Every function returns a :class:`matplotlib.figure.Figure` whose axes are labelled with units;
+``scale`` enlarges the text for slides.  Colours: the Okabe–Ito palette of ``wallcast curve``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from contextlib import contextmanager
+
+import numpy as np
+from matplotlib import rc_context
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from forecast.cli import OKABE_ITO
+from forecast.report.numbers import (
+    AcceleratorWalls,
+    Forecast,
+    band_quantiles,
+    sci,
+    wall_label,
+)
+
+BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY, BLACK, YELLOW = OKABE_ITO
+FRONTIER_COLOUR = BLUE
+WALL_COLOURS = {"data_movement": VERMILLION, "latency": GREEN}
+WALL_STYLES = {"data_movement": "--", "latency": ":"}
+REFERENCE_YEAR = 2024.0
+
+METRIC_LABELS = {
+    "flops": ("Peak dense 16-bit compute", "FLOP/s"),
+    "hbm_bandwidth": ("HBM bandwidth", "bytes/s"),
+    "hbm_capacity": ("HBM capacity", "bytes"),
+    "scaleup_bandwidth": ("Scale-up bandwidth", "bytes/s per direction"),
+    "scaleout_bandwidth": ("Scale-out bandwidth", "bytes/s per direction"),
+}
+
+
+def wall_colour(wall: str, i: int = 0) -> str:
+    return WALL_COLOURS.get(wall, OKABE_ITO[(i + 3) % len(OKABE_ITO)])
+
+
+@contextmanager
+def _style(scale: float = 1.0):
+    with rc_context(
+        {
+            "font.size": 10.5 * scale,
+            "axes.titlesize": 12 * scale,
+            "axes.labelsize": 11 * scale,
+            "xtick.labelsize": 10 * scale,
+            "ytick.labelsize": 10 * scale,
+            "legend.fontsize": 9.5 * scale,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "svg.fonttype": "none",
+        }
+    ):
+        yield
+
+
+def to_png(fig: Figure, dpi: int = 110) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _year_bins(values: np.ndarray, years: np.ndarray) -> np.ndarray:
+    return np.arange(math.floor(years[0]), math.ceil(years[-1]) + 1.0001, 1.0)
+
+
+# ----------------------------------------------------------------------------- fan chart
+
+
+def fan_chart(
+    fc: Forecast, scenario: str | None = None, *, scale: float = 1.0, figsize=(9.5, 5.4)
+) -> Figure:
+    """Frontier training compute by year (50/80/95% bands) against each wall's 80% band."""
+    scenario = fc.scenarios[0] if scenario is None else scenario
+    ds = fc.forecast.sel(scenario=scenario)
+    years = ds["year"].values.astype(float)
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+        handles = []
+        for i, wall in enumerate(fc.walls):
+            q = band_quantiles(ds["wall_flop"].sel(wall=wall))
+            colour = wall_colour(wall, i)
+            ax.fill_between(years, q["lo80"], q["hi80"], color=colour, alpha=0.16, lw=0)
+            ax.plot(years, q["median"], color=colour, ls=WALL_STYLES.get(wall, "-."), lw=2)
+            handles.append(
+                (
+                    Patch(facecolor=colour, alpha=0.35, edgecolor=colour, ls=WALL_STYLES.get(wall)),
+                    f"{wall_label(wall)} wall: median and 80% band",
+                )
+            )
+        q = band_quantiles(ds["frontier_flop"])
+        for p, alpha in (("95", 0.15), ("80", 0.25), ("50", 0.4)):
+            ax.fill_between(
+                years, q[f"lo{p}"], q[f"hi{p}"], color=FRONTIER_COLOUR, alpha=alpha, lw=0
+            )
+        ax.plot(years, q["median"], color=FRONTIER_COLOUR, lw=2.5)
+        handles.insert(
+            0,
+            (
+                Line2D([], [], color=FRONTIER_COLOUR, lw=2.5),
+                "largest training run: median, 50/80/95% bands",
+            ),
+        )
+        ax.set_yscale("log")
+        ax.set_xlim(years[0], years[-1])
+        finite = np.concatenate([q["lo95"], q["hi95"]])
+        finite = finite[np.isfinite(finite) & (finite > 0)]
+        if finite.size:
+            ax.set_ylim(max(finite.min() / 10, 1e22), min(finite.max() * 10, 1e42))
+        ax.set_xlabel("Year")
+        ax.set_ylabel("Training compute (FLOP)")
+        ax.set_title(f"Frontier training compute against the walls ({scenario} scenario)")
+        ax.legend(
+            [h for h, _ in handles], [t for _, t in handles], loc="upper left", framealpha=0.9
+        )
+    return fig
+
+
+# ----------------------------------------------------------------------------- hit years
+
+
+def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
+    """Distribution of the hit year, one panel per wall, one colour per scenario."""
+    walls = fc.walls
+    years = fc.forecast["year"].values.astype(float)
+    figsize = figsize or (4.8 * len(walls) + 0.5, 4.6)
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        axes = fig.subplots(1, len(walls), sharey=True, squeeze=False)[0]
+        bins = _year_bins(years, years)
+        for ax, wall in zip(axes, walls, strict=True):
+            for i, scenario in enumerate(fc.scenarios):
+                v = fc.forecast["hit_year"].sel(wall=wall, scenario=scenario).values.ravel()
+                finite = v[np.isfinite(v)]
+                not_hit = 1.0 - finite.size / max(v.size, 1)
+                colour = OKABE_ITO[i % len(OKABE_ITO)]
+                weights = np.full(finite.size, 1.0 / max(v.size, 1))
+                ax.hist(
+                    finite,
+                    bins=bins,
+                    weights=weights,
+                    histtype="stepfilled" if len(fc.scenarios) == 1 else "step",
+                    lw=2,
+                    color=colour,
+                    alpha=0.55 if len(fc.scenarios) == 1 else 1.0,
+                    label=f"{scenario} (not hit by {int(years[-1])}: {not_hit:.0%})",
+                )
+                if finite.size and not_hit < 0.5:
+                    ax.axvline(np.quantile(v, 0.5), color=colour, lw=1.5, ls="--")
+            ax.set_title(f"{wall_label(wall)} wall")
+            ax.set_xlabel("Year the wall is hit (calendar year)")
+            ax.set_xlim(years[0], years[-1])
+            ax.legend(loc="upper right", framealpha=0.9)
+        axes[0].set_ylabel("Share of draws per year (fraction)")
+        for ax in axes[1:]:
+            ax.set_ylabel("Share of draws per year (fraction)")
+            ax.yaxis.label.set_visible(False)
+        fig.suptitle("When each wall is hit (dashed: median)")
+    return fig
+
+
+# ----------------------------------------------------------------------------- trend fits
+
+
+def _bands_of_lines(intercept: np.ndarray, slope: np.ndarray, t: np.ndarray) -> dict:
+    lines = intercept[:, None] + slope[:, None] * t[None, :]
+    q = np.quantile(lines, [0.1, 0.5, 0.9], axis=0)
+    return {"lo": 10.0 ** q[0], "median": 10.0 ** q[1], "hi": 10.0 ** q[2]}
+
+
+def trend_chart(fc: Forecast, *, scale: float = 1.0, figsize=(13, 7.6)) -> Figure:
+    """Each fitted trend (median, 80% band) with the data points it was fitted to."""
+    post, obs, const = fc.group("posterior"), fc.group("observed_data"), fc.group("constant_data")
+    last = float(fc.last_year)
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        if post is None or obs is None or const is None:
+            ax = fig.add_subplot()
+            ax.text(0.5, 0.5, "no trend fit in this forecast", ha="center", transform=ax.transAxes)
+            ax.set_xlabel("Year")
+            ax.set_ylabel("Value (log scale)")
+            return fig
+        metrics = [str(m) for m in post["metric"].values] if "metric" in post.coords else []
+        panels = len(metrics) + (1 if "frontier_slope" in post else 0)
+        cols = 3
+        rows = max(1, math.ceil(panels / cols))
+        axes = fig.subplots(rows, cols, squeeze=False).ravel()
+        hw_years = const["hardware_year"].values if "hardware_year" in const else np.array([])
+        hw_index = (
+            const["hardware_metric_index"].values
+            if "hardware_metric_index" in const
+            else np.array([])
+        )
+        hw_values = obs["log10_value"].values if "log10_value" in obs else np.array([])
+        first_year = min([float(np.min(hw_years))] if hw_years.size else [REFERENCE_YEAR - 8]) - 1.0
+        t_axis = np.linspace(first_year, last, 120)
+        t = t_axis - REFERENCE_YEAR
+        for m, metric in enumerate(metrics):
+            ax = axes[m]
+            slope = post["slope"].sel(metric=metric).values.ravel()
+            intercept = post["intercept"].sel(metric=metric).values.ravel()
+            b = _bands_of_lines(intercept, slope, t)
+            ax.fill_between(t_axis, b["lo"], b["hi"], color=BLUE, alpha=0.25, lw=0)
+            ax.plot(t_axis, b["median"], color=BLUE, lw=2)
+            sel = hw_index == m
+            ax.scatter(
+                hw_years[sel],
+                10.0 ** hw_values[sel],
+                s=22 * scale,
+                color=VERMILLION,
+                zorder=3,
+                edgecolor="white",
+                lw=0.5,
+            )
+            name, unit = METRIC_LABELS.get(metric, (metric.replace("_", " "), ""))
+            growth = 10.0 ** np.quantile(slope, [0.1, 0.5, 0.9])
+            ax.set_title(f"{name}: ×{growth[1]:.2f}/yr (80%: {growth[0]:.2f}–{growth[2]:.2f})")
+            ax.set_ylabel(f"{name} ({unit})" if unit else name)
+        k = len(metrics)
+        if "frontier_slope" in post:
+            ax = axes[k]
+            slope = post["frontier_slope"].values.ravel()
+            intercept = post["frontier_intercept"].values.ravel()
+            years = const["frontier_year"].values if "frontier_year" in const else np.array([])
+            values = obs["log10_compute"].values if "log10_compute" in obs else np.array([])
+            spec = (
+                const["frontier_is_speculative"].values.astype(bool)
+                if "frontier_is_speculative" in const
+                else np.zeros(years.size, bool)
+            )
+            t0 = min(float(np.min(years)) - 1.0 if years.size else first_year, first_year)
+            t_f = np.linspace(t0, last, 120)
+            b = _bands_of_lines(intercept, slope, t_f - REFERENCE_YEAR)
+            ax.fill_between(t_f, b["lo"], b["hi"], color=BLUE, alpha=0.25, lw=0)
+            ax.plot(t_f, b["median"], color=BLUE, lw=2, label="fit: median, 80% band")
+            ax.scatter(
+                years[~spec],
+                10.0 ** values[~spec],
+                s=22 * scale,
+                color=VERMILLION,
+                zorder=3,
+                edgecolor="white",
+                lw=0.5,
+                label="record runs",
+            )
+            if spec.any():
+                ax.scatter(
+                    years[spec],
+                    10.0 ** values[spec],
+                    s=22 * scale,
+                    facecolor="none",
+                    edgecolor=VERMILLION,
+                    zorder=3,
+                    label="speculative",
+                )
+            growth = 10.0 ** np.quantile(slope, [0.1, 0.5, 0.9])
+            ax.set_title(
+                f"Largest training run: ×{growth[1]:.1f}/yr (80%: {growth[0]:.1f}–{growth[2]:.1f})"
+            )
+            ax.set_ylabel("Training compute (FLOP)")
+            ax.legend(loc="upper left", framealpha=0.9)
+            k += 1
+        for ax in axes[:k]:
+            ax.set_yscale("log")
+            ax.set_xlabel("Year")
+            ax.axvline(REFERENCE_YEAR, color="0.5", lw=1, ls=":")
+        for ax in axes[k:]:
+            ax.set_visible(False)
+        fig.suptitle("Trend fits (blue: median and 80% band) and the data points (dots)")
+    return fig
+
+
+# ----------------------------------------------------------------------------- utilization
+
+
+def utilization_chart(aw: AcceleratorWalls, *, scale: float = 1.0, figsize=(10, 5.8)) -> Figure:
+    """Best achievable utilization against training compute, both walls marked."""
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+        handles = []
+        lo, hi = 22.0, 33.0
+        for i, c in enumerate(aw.curves):
+            colour = OKABE_ITO[i % len(OKABE_ITO)]
+            grid = np.asarray(c["log10_flop"])
+            lo, hi = float(grid[0]), float(grid[-1])
+            (line,) = ax.plot(
+                10.0**grid, c["utilization"], color=colour, lw=2, label=c["accelerator"]
+            )
+            handles.append(line)
+            for wall, style in ((c["dm"], "--"), (c["lat"], ":")):
+                if math.isfinite(wall) and lo <= wall <= hi:
+                    ax.axvline(10.0**wall, color=colour, ls=style, lw=1.4, alpha=0.9)
+        handles += [
+            Line2D(
+                [],
+                [],
+                color="0.35",
+                ls="--",
+                lw=1.5,
+                label=f"data-movement wall (< {aw.threshold:.0%} of max)",
+            ),
+            Line2D([], [], color="0.35", ls=":", lw=1.5, label="latency wall"),
+        ]
+        ax.set_xscale("log")
+        ax.set_xlim(10.0**lo, 10.0**hi)
+        ax.set_ylim(0.0, 1.0)
+        ax.set_xlabel("Training compute (FLOP)")
+        ax.set_ylabel("Best utilization (fraction of peak FLOP/s)")
+        ax.set_title(
+            f"Best achievable utilization vs training compute "
+            f"({aw.duration_days:g}-day run, {aw.precision})"
+        )
+        ax.legend(handles=handles, loc="lower left", framealpha=0.9, ncol=2)
+    return fig
+
+
+# ----------------------------------------------------------------------------- drivers
+
+
+def drivers_chart(
+    drivers: list[tuple[str, float]], wall: str, *, scale: float = 1.0, figsize=(10, 5.4)
+) -> Figure:
+    """Horizontal bars: rank correlation of each input with the hit year."""
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+        names = [n for n, _ in drivers][::-1]
+        rho = np.array([r for _, r in drivers][::-1])
+        colours = [BLUE if r < 0 else VERMILLION for r in rho]
+        ax.barh(np.arange(len(rho)), rho, color=colours)
+        ax.set_yticks(np.arange(len(rho)), names)
+        ax.axvline(0, color="0.3", lw=1)
+        ax.set_xlim(-1, 1)
+        ax.set_xlabel(f"Rank correlation with the {wall_label(wall)} hit year (−1 to 1, unitless)")
+        ax.set_ylabel("Uncertain input")
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.grid(False, axis="y")
+        ax.legend(
+            [Patch(color=VERMILLION), Patch(color=BLUE)],
+            ["larger input: wall hit later", "larger input: wall hit sooner"],
+            loc="lower right",
+            framealpha=0.9,
+        )
+    return fig
+
+
+# ----------------------------------------------------------------------------- scenarios
+
+
+def scenario_chart(
+    rows: list[dict], last_year: int, *, scale: float = 1.0, figsize=(10, 4.8)
+) -> Figure:
+    """Median and 80% interval of the hit year per scenario and wall (from summary rows)."""
+    scenarios = list(dict.fromkeys(r["scenario"] for r in rows))
+    walls = list(dict.fromkeys(r["wall"] for r in rows))
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+        offsets = np.linspace(-0.15, 0.15, len(walls)) if len(walls) > 1 else [0.0]
+        for j, wall in enumerate(walls):
+            colour = wall_colour(wall, j)
+            for i, scenario in enumerate(scenarios):
+                r = next(x for x in rows if x["scenario"] == scenario and x["wall"] == wall)
+                y = r["year"]
+                med = y["median"] if math.isfinite(y["median"]) else last_year + 0.5
+                lo = y["lower"] if math.isfinite(y["lower"]) else last_year + 0.5
+                hi = y["upper"] if math.isfinite(y["upper"]) else last_year + 0.5
+                ax.plot([lo, hi], [i + offsets[j]] * 2, color=colour, lw=4, solid_capstyle="butt")
+                ax.plot(
+                    [med],
+                    [i + offsets[j]],
+                    "o",
+                    color=colour,
+                    ms=9,
+                    label=f"{wall_label(wall)} wall" if i == 0 else None,
+                )
+        ax.set_yticks(np.arange(len(scenarios)), scenarios)
+        ax.set_ylim(-0.6, len(scenarios) - 0.4)
+        ax.set_xlabel("Hit year (calendar year; dot: median, bar: 80% interval)")
+        ax.set_ylabel("Scenario")
+        ax.legend(loc="best", framealpha=0.9)
+    return fig
+
+
+def flop_label(v: float) -> str:
+    return sci(v, 0)

@@ -1,0 +1,292 @@
+"""``report.html`` (self-contained: charts as data: URIs) and ``report.md`` of a forecast.
+
+Both are rendered from one list of blocks, so they carry the same numbers.  The Markdown file
+refers to the charts as PNG files in ``report_files/`` next to it.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from forecast.report import charts
+from forecast.report.numbers import (
+    AcceleratorWalls,
+    Changes,
+    Forecast,
+    accelerator_table_cells,
+    change_sentences,
+    fmt_flop,
+    fmt_year,
+    headline,
+    not_modelled,
+    provenance,
+    summary_rows,
+    summary_table_cells,
+    uncertainty_drivers,
+    wall_label,
+)
+
+FILES_DIR = "report_files"
+
+
+@dataclass
+class Block:
+    kind: str  # h1 | h2 | p | lead | table | figure | ul
+    text: str = ""
+    header: list[str] | None = None
+    rows: list[list[str]] | None = None
+    items: list[str] | None = None
+    key: str = ""
+    png: bytes = b""
+    figure: Figure | None = None
+
+
+def report_blocks(
+    fc: Forecast,
+    changes: Changes,
+    accelerators: AcceleratorWalls | None = None,
+    figures: dict[str, Figure] | None = None,
+) -> list[Block]:
+    """The report as blocks; the figures made are put into ``figures`` (key -> Figure)."""
+    figures = {} if figures is None else figures
+    last = fc.last_year
+    h = headline(fc)
+    rows = summary_rows(fc.forecast)
+    header, body = summary_table_cells(rows, last)
+    blocks: list[Block] = [
+        Block("h1", f"Wallcast forecast {fc.id}"),
+        Block("lead", h.sentence),
+        Block("p", " ".join([h.detail, *h.others])),
+        Block("table", header=header, rows=body),
+        Block(
+            "p",
+            "Hit year: the first (fractional) year in which the largest training run reaches the "
+            "wall. Intervals are equal-tailed credible intervals over all draws; draws that never "
+            f"reach the wall by {last} count as 'not by {last}'. Same numbers as `wallcast query`.",
+        ),
+    ]
+
+    def figure(key: str, fig: Figure, caption: str) -> None:
+        figures[key] = fig
+        blocks.append(Block("figure", caption, key=key, png=charts.to_png(fig), figure=fig))
+
+    blocks.append(Block("h2", "Frontier training compute against the walls"))
+    figure(
+        "fan",
+        charts.fan_chart(fc),
+        "Frontier training compute by year (blue: median with 50/80/95% bands) against the "
+        f"walls of the frontier accelerator of each year (median and 80% band), "
+        f"{fc.scenarios[0]} scenario.",
+    )
+
+    blocks.append(Block("h2", "When each wall is hit, per scenario"))
+    figure(
+        "hit_years",
+        charts.hit_year_chart(fc),
+        "Distribution of the hit year of each wall, per scenario (share of draws per calendar year).",
+    )
+
+    blocks.append(Block("h2", "What drives the uncertainty"))
+    drivers, method = uncertainty_drivers(fc, wall=h.wall)
+    if drivers:
+        figure("drivers", charts.drivers_chart(drivers, h.wall), method)
+    else:
+        blocks.append(Block("p", "No sampled inputs in this forecast."))
+
+    blocks.append(Block("h2", "Walls of today's accelerators"))
+    if accelerators is not None and accelerators.rows:
+        a_header, a_body = accelerator_table_cells(accelerators)
+        blocks.append(
+            Block(
+                "p",
+                f"Each accelerator alone, at the default assumptions of `wallcast walls` "
+                f"({accelerators.duration_days:g}-day run, {accelerators.precision}); "
+                f"data-movement wall: utilization falls below {accelerators.threshold:.0%} of "
+                "its maximum; latency wall: no plan finishes in time.",
+            )
+        )
+        blocks.append(Block("table", header=a_header, rows=a_body))
+        notes = [
+            f"{r['accelerator']}: " + "; ".join(r["notes"]) for r in accelerators.rows if r["notes"]
+        ]
+        if notes:
+            blocks.append(Block("ul", items=["* " + n for n in notes]))
+        if accelerators.curves:
+            figure(
+                "utilization",
+                charts.utilization_chart(accelerators),
+                "Best achievable utilization against training compute (dashed: data-movement "
+                "wall, dotted: latency wall).",
+            )
+    else:
+        blocks.append(
+            Block(
+                "p", "Not computed for this report (the per-accelerator plan search was skipped)."
+            )
+        )
+
+    blocks.append(Block("h2", "Trend fits and the data behind them"))
+    figure(
+        "trends",
+        charts.trend_chart(fc),
+        "Fitted log-linear trends of the frontier accelerator's specs and of the largest "
+        "training run (median and 80% band of the posterior) with the data points they were "
+        "fitted to.",
+    )
+
+    blocks.append(Block("h2", "What changed since the previous forecast"))
+    blocks.extend(change_blocks(changes, last))
+
+    blocks.append(Block("h2", "Provenance"))
+    blocks.append(Block("table", header=["item", "value"], rows=[list(r) for r in provenance(fc)]))
+
+    blocks.append(Block("h2", "What uncertainty the model does not include"))
+    items, sources = not_modelled()
+    blocks.append(Block("ul", items=items))
+    blocks.append(Block("p", "From: " + ", ".join(sources) + "."))
+    return blocks
+
+
+def change_blocks(ch: Changes, last_year: int) -> list[Block]:
+    if ch.first:
+        return [Block("p", "This is the first forecast: there is no previous one to compare.")]
+    out = [Block("p", f"Compared with the previous published forecast, {ch.previous_id}.")]
+    moved = change_sentences(ch, last_year)
+    if moved:
+        out.append(Block("p", "Medians that moved:"))
+        out.append(Block("ul", items=moved))
+    else:
+        out.append(Block("p", "No median moved (all within 0.05 years and 0.005 dex)."))
+    out.append(Block("p", "Data and inputs:"))
+    out.append(Block("ul", items=ch.data or ["no difference in data or inputs"]))
+    rows = []
+    for m in ch.medians:
+        fmt = (lambda v: fmt_year(v, last_year)) if m["what"] == "year" else fmt_flop
+        rows.append(
+            [
+                m["scenario"],
+                wall_label(m["wall"]),
+                "hit year" if m["what"] == "year" else "hit FLOP",
+                fmt(m["previous"]),
+                fmt(m["current"]),
+            ]
+        )
+    if rows:
+        out.append(
+            Block("table", header=["scenario", "wall", "median of", "previous", "now"], rows=rows)
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def _md_cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(blocks: list[Block], files_dir: str = FILES_DIR) -> str:
+    out: list[str] = []
+    for b in blocks:
+        if b.kind == "h1":
+            out.append(f"# {b.text}")
+        elif b.kind == "h2":
+            out.append(f"## {b.text}")
+        elif b.kind == "lead":
+            out.append(f"**{b.text}**")
+        elif b.kind == "p":
+            out.append(b.text)
+        elif b.kind == "ul":
+            out.append("\n".join(f"- {i}" for i in b.items or []))
+        elif b.kind == "table":
+            header = b.header or []
+            lines = [
+                "| " + " | ".join(_md_cell(c) for c in header) + " |",
+                "|" + "|".join("---" for _ in header) + "|",
+            ]
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows or []]
+            out.append("\n".join(lines))
+        elif b.kind == "figure":
+            out.append(f"![{b.text}]({files_dir}/{b.key}.png)\n\n*{b.text}*")
+    return "\n\n".join(out) + "\n"
+
+
+CSS = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; max-width: 980px;
+       margin: 2em auto; padding: 0 1em; color: #1a1a1a; line-height: 1.5; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
+p.lead { font-size: 1.35em; font-weight: 600; color: #0072B2; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.92em; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; }
+th { background: #f2f2f2; }
+figure { margin: 1em 0; } figure img { max-width: 100%; }
+figcaption { font-size: 0.9em; color: #444; }
+code { background: #f4f4f4; padding: 0 3px; }
+"""
+
+
+def _inline(text: str) -> str:
+    """HTML-escape, turning `code` spans into <code>."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def render_html(blocks: list[Block], title: str) -> str:
+    body: list[str] = []
+    for b in blocks:
+        if b.kind == "h1":
+            body.append(f"<h1>{_inline(b.text)}</h1>")
+        elif b.kind == "h2":
+            body.append(f"<h2>{_inline(b.text)}</h2>")
+        elif b.kind == "lead":
+            body.append(f'<p class="lead">{_inline(b.text)}</p>')
+        elif b.kind == "p":
+            body.append(f"<p>{_inline(b.text)}</p>")
+        elif b.kind == "ul":
+            body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items or []) + "</ul>")
+        elif b.kind == "table":
+            head = "".join(f"<th>{_inline(c)}</th>" for c in b.header or [])
+            rows = "".join(
+                "<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>"
+                for row in b.rows or []
+            )
+            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        elif b.kind == "figure":
+            body.append(
+                f'<figure><img src="{charts.data_uri(b.png)}" alt="{html.escape(b.text)}">'
+                f"<figcaption>{_inline(b.text)}</figcaption></figure>"
+            )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def write_report(
+    fc: Forecast,
+    out_dir: str | Path,
+    changes: Changes,
+    accelerators: AcceleratorWalls | None = None,
+) -> dict[str, Any]:
+    """Write report.html, report.md and report_files/*.png; returns paths and the figures."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures: dict[str, Figure] = {}
+    blocks = report_blocks(fc, changes, accelerators, figures)
+    files = out_dir / FILES_DIR
+    files.mkdir(exist_ok=True)
+    for b in blocks:
+        if b.kind == "figure":
+            (files / f"{b.key}.png").write_bytes(b.png)
+    md = out_dir / "report.md"
+    md.write_text(render_markdown(blocks), encoding="utf-8")
+    page = out_dir / "report.html"
+    page.write_text(render_html(blocks, f"Wallcast forecast {fc.id}"), encoding="utf-8")
+    return {"report_html": page, "report_md": md, "figures": figures}

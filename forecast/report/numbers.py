@@ -1,0 +1,645 @@
+"""Every number of the report and the deck, computed from the persisted forecast.
+
+NumPy/xarray only, except :func:`accelerator_walls` (the per-accelerator plan search, JAX,
+imported inside).  Intervals come from :mod:`forecast.query`, so the report shows the numbers
+``wallcast query`` prints (hit years to one decimal, FLOP to two significant digits).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from forecast.dataset import FORECAST_FILE, open_forecast, resolve_forecast_path
+from forecast.query import interval, quantiles_with_inf, summary_table
+
+PROB = 0.8
+FAN_PROBS = (0.5, 0.8, 0.95)
+WALL_LABELS = {"data_movement": "data-movement", "latency": "latency"}
+MOVED_YEARS = 0.05  # a median that moved by less (it prints the same to 1 decimal) is unchanged
+MOVED_DEX = 0.005  # same for log10 FLOP
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+@dataclass
+class Forecast:
+    """A forecast read into memory: the tree, its ``/forecast`` group and root attrs."""
+
+    path: Path
+    tree: xr.DataTree
+    forecast: xr.Dataset
+    attrs: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.attrs.get("id", self.path.parent.name))
+
+    @property
+    def scenarios(self) -> list[str]:
+        return [str(s) for s in self.forecast["scenario"].values]
+
+    @property
+    def walls(self) -> list[str]:
+        return [str(w) for w in self.forecast["wall"].values]
+
+    @property
+    def last_year(self) -> int:
+        return int(self.forecast["year"].values[-1])
+
+    def group(self, name: str) -> xr.Dataset | None:
+        return self.tree[name].to_dataset() if name in self.tree.children else None
+
+
+def load_forecast(path: str | Path) -> Forecast:
+    """Open a forecast file (or folder) and read it fully into memory."""
+    path = resolve_forecast_path(path)
+    tree = open_forecast(path)
+    try:
+        tree = tree.load()
+    finally:
+        tree.close()
+    return from_tree(tree, path)
+
+
+def from_tree(tree: xr.DataTree, path: str | Path = FORECAST_FILE) -> Forecast:
+    """A :class:`Forecast` from an in-memory tree (tests and the flow, before publishing)."""
+    return Forecast(Path(path), tree, tree["forecast"].to_dataset(), dict(tree.attrs))
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def wall_label(wall: str) -> str:
+    return WALL_LABELS.get(wall, wall.replace("_", " "))
+
+
+def sci(x: float, digits: int = 1) -> str:
+    """Scientific notation without '+' or zero padding: 1.2e30 (digits after the point)."""
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def fmt_year(v: float, last_year: int) -> str:
+    """Fractional hit year to one decimal, as ``wallcast query``; +inf: not hit by the end."""
+    return f"not by {last_year}" if math.isinf(v) else f"{v:.1f}"
+
+
+def fmt_flop(v: float) -> str:
+    return "not hit" if math.isinf(v) else sci(v, 1)
+
+
+def calendar_year(v: float) -> int:
+    """The calendar year a fractional year falls in (2029.6 -> 2029)."""
+    return int(math.floor(v))
+
+
+def fmt_pct(p: float) -> str:
+    return f"{p:.0%}"
+
+
+# ----------------------------------------------------------------------------- headline
+
+
+@dataclass
+class Headline:
+    scenario: str
+    wall: str
+    year: dict[str, float]
+    flop: dict[str, float]
+    p_hit: float
+    last_year: int
+    sentence: str
+    detail: str
+    others: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join([self.sentence, self.detail, *self.others])
+
+
+def _likelihood_word(p: float) -> str:
+    if p >= 0.9:
+        return "very likely"
+    if p >= 2 / 3:
+        return "likely"
+    return "more likely than not"
+
+
+def wall_sentence(row: dict, last_year: int, subject: str = "Frontier training") -> str:
+    """One plain-words sentence about one wall (a :func:`summary_rows` row)."""
+    y, f = row["year"], row["flop"]
+    p_hit = 1.0 - y["not_hit_fraction"]
+    label = wall_label(row["wall"])
+    pct = fmt_pct(y["prob"])
+    if math.isinf(y["median"]):
+        return (
+            f"{subject} is unlikely to hit the {label} wall by {last_year}: "
+            f"only {fmt_pct(p_hit)} of the draws reach it by then."
+        )
+    lo = calendar_year(y["lower"])
+    hi = f"after {last_year}" if math.isinf(y["upper"]) else str(calendar_year(y["upper"]))
+    return (
+        f"{subject} is {_likelihood_word(p_hit)} to hit the {label} wall in "
+        f"{calendar_year(y['median'])} ({pct}: {lo}–{hi}) at about {sci(f['median'], 0)} FLOP."
+    )
+
+
+def headline(fc: Forecast, scenario: str | None = None, prob: float = PROB) -> Headline:
+    """The answer in one sentence: the wall hit first (earliest median) in ``scenario``."""
+    scenario = fc.scenarios[0] if scenario is None else scenario
+    rows = [r for r in summary_rows(fc.forecast, prob) if r["scenario"] == scenario]
+    rows.sort(key=lambda r: (r["year"]["median"], fc.walls.index(r["wall"])))
+    first = rows[0]
+    y, f = first["year"], first["flop"]
+    p_hit = 1.0 - y["not_hit_fraction"]
+    detail = (
+        f"In the {scenario} scenario the median hit year is {fmt_year(y['median'], fc.last_year)} "
+        f"({fmt_pct(prob)} credible interval {fmt_year(y['lower'], fc.last_year)} to "
+        f"{fmt_year(y['upper'], fc.last_year)}), at {fmt_flop(f['median'])} FLOP of training "
+        f"compute; {fmt_pct(p_hit)} of the draws hit it by {fc.last_year}."
+    )
+    others = [
+        wall_sentence(r, fc.last_year, "It").replace("It is", "The frontier is") for r in rows[1:]
+    ]
+    return Headline(
+        scenario=scenario,
+        wall=first["wall"],
+        year=y,
+        flop=f,
+        p_hit=p_hit,
+        last_year=fc.last_year,
+        sentence=wall_sentence(first, fc.last_year),
+        detail=detail,
+        others=others,
+    )
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def summary_rows(forecast: xr.Dataset, prob: float = PROB) -> list[dict]:
+    """:func:`forecast.query.summary_table` rows with ``p_hit`` (share hit by the last year)."""
+    rows = summary_table(forecast, prob)
+    for r in rows:
+        r["p_hit"] = 1.0 - r["year"]["not_hit_fraction"]
+    return rows
+
+
+SUMMARY_HEADER = [
+    "scenario",
+    "wall",
+    "hit year, median",
+    "hit year, 80% interval",
+    "hit FLOP, median",
+    "hit FLOP, 80% interval",
+    "P(hit by end)",
+]
+
+
+def summary_table_cells(rows: list[dict], last_year: int) -> tuple[list[str], list[list[str]]]:
+    """Header and string cells of the per-scenario, per-wall table (report and deck)."""
+    pct = fmt_pct(rows[0]["year"]["prob"]) if rows else fmt_pct(PROB)
+    header = [h.replace("80%", pct) for h in SUMMARY_HEADER]
+    header[-1] = f"P(hit by {last_year})"
+    body = []
+    for r in rows:
+        y, f = r["year"], r["flop"]
+        body.append(
+            [
+                r["scenario"],
+                wall_label(r["wall"]),
+                fmt_year(y["median"], last_year),
+                f"{fmt_year(y['lower'], last_year)} – {fmt_year(y['upper'], last_year)}",
+                fmt_flop(f["median"]),
+                f"{fmt_flop(f['lower'])} – {fmt_flop(f['upper'])}",
+                fmt_pct(r["p_hit"]),
+            ]
+        )
+    return header, body
+
+
+def band_quantiles(da: xr.DataArray, probs=FAN_PROBS) -> dict[str, np.ndarray]:
+    """Per-year median and equal-tailed bands over chain and draw (``lo50``, ``hi50``, ...)."""
+    dims = [d for d in ("chain", "draw") if d in da.dims]
+    stacked = da.stack(sample=dims).transpose(..., "sample").values
+    qs = [0.5]
+    for p in probs:
+        qs += [(1 - p) / 2, (1 + p) / 2]
+    values = np.stack([quantiles_with_inf(row, qs) for row in stacked])
+    out = {"median": values[:, 0]}
+    for i, p in enumerate(probs):
+        key = f"{round(p * 100)}"
+        out[f"lo{key}"] = values[:, 1 + 2 * i]
+        out[f"hi{key}"] = values[:, 2 + 2 * i]
+    return out
+
+
+# ----------------------------------------------------------------------------- what changed
+
+
+def previous_forecast_path(path: str | Path) -> Path | None:
+    """The published forecast before ``path`` (by id order in its ``forecasts/`` folder)."""
+    path = resolve_forecast_path(path).resolve()
+    here = path.parent
+    folder = here.parent
+    if not folder.is_dir():
+        return None
+    ids = sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and (p / FORECAST_FILE).exists()
+    )
+    earlier = [i for i in ids if i < here.name]
+    return folder / earlier[-1] / FORECAST_FILE if earlier else None
+
+
+def _data_rows(fc: Forecast) -> dict[str, dict[str, float]]:
+    """Observed data points by kind and name (hardware 'accelerator|metric', frontier runs)."""
+    out: dict[str, dict[str, float]] = {"hardware": {}, "frontier": {}}
+    obs, const = fc.group("observed_data"), fc.group("constant_data")
+    if obs is None or const is None:
+        return out
+    if "log10_value" in obs and "obs" in const.coords:
+        out["hardware"] = dict(
+            zip(map(str, const["obs"].values), map(float, obs["log10_value"].values), strict=True)
+        )
+    if "log10_compute" in obs and "run" in const.coords:
+        out["frontier"] = dict(
+            zip(map(str, const["run"].values), map(float, obs["log10_compute"].values), strict=True)
+        )
+    return out
+
+
+@dataclass
+class Changes:
+    previous_id: str | None
+    moved: list[dict] = field(default_factory=list)  # medians that moved
+    unchanged: list[dict] = field(default_factory=list)
+    data: list[str] = field(default_factory=list)  # sentences about data and inputs
+    medians: list[dict] = field(default_factory=list)  # every comparable median
+
+    @property
+    def first(self) -> bool:
+        return self.previous_id is None
+
+
+def what_changed(current: Forecast, previous: Forecast | None, prob: float = PROB) -> Changes:
+    """Medians that moved, and which data rows and inputs differ, since ``previous``."""
+    if previous is None:
+        return Changes(None)
+    ch = Changes(previous.id)
+    now_rows = {(r["scenario"], r["wall"]): r for r in summary_rows(current.forecast, prob)}
+    old_rows = {(r["scenario"], r["wall"]): r for r in summary_rows(previous.forecast, prob)}
+    for key, r in now_rows.items():
+        if key not in old_rows:
+            ch.data.append(f"new scenario/wall in this forecast: {key[0]} / {wall_label(key[1])}")
+            continue
+        o = old_rows[key]
+        for what, tol in (("year", MOVED_YEARS), ("flop", MOVED_DEX)):
+            a, b = o[what]["median"], r[what]["median"]
+            if what == "flop":
+                da = np.log10(a) if np.isfinite(a) else a
+                db = np.log10(b) if np.isfinite(b) else b
+            else:
+                da, db = a, b
+            same = (np.isinf(da) and np.isinf(db)) or (
+                np.isfinite(da) and np.isfinite(db) and abs(db - da) < tol
+            )
+            item = {
+                "scenario": key[0],
+                "wall": key[1],
+                "what": what,
+                "previous": a,
+                "current": b,
+                "change": (b - a) if what == "year" else (db - da),
+            }
+            ch.medians.append(item)
+            (ch.unchanged if same else ch.moved).append(item)
+    for key in old_rows.keys() - now_rows.keys():
+        ch.data.append(f"dropped since the previous forecast: {key[0]} / {wall_label(key[1])}")
+
+    a, b = previous.attrs, current.attrs
+    if a.get("data_hash") != b.get("data_hash"):
+        ch.data.append(
+            f"data changed: hash {str(a.get('data_hash', '?'))[:12]} → {str(b.get('data_hash', '?'))[:12]}"
+        )
+    else:
+        ch.data.append(f"same data (hash {str(b.get('data_hash', '?'))[:12]})")
+    for attr, what in (("hardware_rows", "hardware rows"), ("frontier_rows", "frontier-run rows")):
+        if a.get(attr) != b.get(attr):
+            ch.data.append(f"{what}: {a.get(attr)} → {b.get(attr)}")
+    old_data, new_data = _data_rows(previous), _data_rows(current)
+    for kind, label in (("hardware", "hardware data points"), ("frontier", "frontier runs")):
+        o, n = old_data[kind], new_data[kind]
+        added = sorted(n.keys() - o.keys())
+        removed = sorted(o.keys() - n.keys())
+        changed = sorted(k for k in n.keys() & o.keys() if abs(n[k] - o[k]) > 1e-9)
+        for names, verb in ((added, "added"), (removed, "removed"), (changed, "changed value")):
+            if names:
+                shown = ", ".join(names[:8]) + (
+                    f" and {len(names) - 8} more" if len(names) > 8 else ""
+                )
+                ch.data.append(f"{label} {verb} ({len(names)}): {shown}")
+    for attr, what in (
+        ("priors_text", "priors"),
+        ("code_version", "code version"),
+        ("seed", "seed"),
+        ("scenarios", "scenarios"),
+        ("draws", "draws per chain"),
+        ("chains", "chains"),
+    ):
+        if a.get(attr) != b.get(attr):
+            if attr == "priors_text":
+                ch.data.append(
+                    f"priors changed ({a.get('priors_name', '?')} → {b.get('priors_name', '?')})"
+                )
+            else:
+                ch.data.append(f"{what}: {a.get(attr)} → {b.get(attr)}")
+    return ch
+
+
+def change_sentences(ch: Changes, last_year: int) -> list[str]:
+    """Plain-words lines for the moved medians."""
+    out = []
+    for m in ch.moved:
+        label = f"{m['scenario']}, {wall_label(m['wall'])} wall"
+        if m["what"] == "year":
+            delta = f" ({m['change']:+.1f} years)" if np.isfinite(m["change"]) else ""
+            out.append(
+                f"{label}: median hit year {fmt_year(m['previous'], last_year)} → "
+                f"{fmt_year(m['current'], last_year)}{delta}"
+            )
+        else:
+            delta = f" ({m['change']:+.2f} dex)" if np.isfinite(m["change"]) else ""
+            out.append(
+                f"{label}: median hit FLOP {fmt_flop(m['previous'])} → "
+                f"{fmt_flop(m['current'])}{delta}"
+            )
+    return out
+
+
+# ----------------------------------------------------------------------------- provenance
+
+
+def provenance(fc: Forecast) -> list[tuple[str, str]]:
+    a = fc.attrs
+    rows = [
+        ("forecast id", fc.id),
+        ("created", str(a.get("created", "?"))),
+        ("data hash", str(a.get("data_hash", "?"))),
+        ("priors", f"{a.get('priors_name', '?')} ({a.get('priors_path', '?')})"),
+        ("scenarios", ", ".join(fc.scenarios)),
+        ("code version", str(a.get("code_version", "?"))),
+        ("seed", str(a.get("seed", "?"))),
+        (
+            "draws",
+            f"{a.get('chains', fc.forecast.sizes.get('chain', '?'))} chains × "
+            f"{a.get('draws', fc.forecast.sizes.get('draw', '?'))} draws",
+        ),
+        (
+            "hardware rows / frontier runs",
+            f"{a.get('hardware_rows', '?')} / {a.get('frontier_rows', '?')}",
+        ),
+    ]
+    return rows
+
+
+# ----------------------------------------------------------------------------- uncertainty drivers
+
+DRIVER_METHOD = (
+    "Spearman rank correlation, over the draws of the {scenario} scenario, between each "
+    "uncertain input (sampled priors and fitted trend slopes) and the hit year of the "
+    "{wall} wall (draws that never hit rank last). Positive: a larger input delays the wall."
+)
+
+
+def _rank(x: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    return rankdata(x, method="average")
+
+
+def uncertainty_drivers(
+    fc: Forecast, wall: str | None = None, scenario: str | None = None, top: int = 8
+) -> tuple[list[tuple[str, float]], str]:
+    """Inputs ranked by |rank correlation| with the hit year; and the method in words.
+
+    Uses ``/forecast_inputs`` (the sampled priors) and, when its draws line up with the
+    forecast's, the fitted trend slopes of ``/posterior`` (the first scenario was propagated
+    from that fit).
+    """
+    scenario = fc.scenarios[0] if scenario is None else scenario
+    wall = fc.walls[0] if wall is None else wall
+    target = fc.forecast["hit_year"].sel(scenario=scenario, wall=wall).values.ravel()
+    candidates: dict[str, np.ndarray] = {}
+    inputs = fc.group("forecast_inputs")
+    if inputs is not None:
+        sub = inputs.sel(scenario=scenario) if "scenario" in inputs.dims else inputs
+        for name, da in sub.data_vars.items():
+            candidates[str(name).replace("__", ".")] = da.transpose("chain", "draw").values.ravel()
+    post = fc.group("posterior")
+    if post is not None and scenario == fc.scenarios[0]:
+        shape = fc.forecast["hit_year"].sel(scenario=scenario, wall=wall).shape
+        if "slope" in post and "metric" in post["slope"].dims:
+            for metric in post["metric"].values:
+                da = post["slope"].sel(metric=metric).transpose("chain", "draw")
+                if da.shape == shape:
+                    candidates[f"trend slope: {metric}"] = da.values.ravel()
+        if "frontier_slope" in post:
+            da = post["frontier_slope"].transpose("chain", "draw")
+            if da.shape == shape:
+                candidates["trend slope: frontier compute"] = da.values.ravel()
+    ranked_target = _rank(target)
+    out = []
+    for name, values in candidates.items():
+        if values.size != target.size or np.ptp(values) == 0:
+            continue
+        rho = float(np.corrcoef(_rank(values), ranked_target)[0, 1])
+        if np.isfinite(rho):
+            out.append((name, rho))
+    out.sort(key=lambda t: -abs(t[1]))
+    method = DRIVER_METHOD.format(scenario=scenario, wall=wall_label(wall))
+    return out[:top], method
+
+
+# ----------------------------------------------------------------------------- assumptions
+
+
+def assumptions(priors_text: str) -> list[dict[str, str]]:
+    """Every parameter of the priors with its distribution in words and its source."""
+    from forecast.priors import parse_prior
+
+    data = tomllib.loads(priors_text or "")
+    out = []
+
+    def walk(prefix: str, table: dict) -> None:
+        for key, value in table.items():
+            if not isinstance(value, dict):
+                continue
+            full = f"{prefix}.{key}" if prefix else key
+            if "source" in value:
+                try:
+                    described = parse_prior(full, value).describe()
+                except Exception:  # a parameter the registry does not know: show it raw
+                    described = ", ".join(
+                        f"{k} = {v}" for k, v in value.items() if k not in ("source", "note")
+                    )
+                out.append({"key": full, "prior": described, "source": str(value["source"])})
+            elif full != "meta":
+                walk(full, value)
+
+    walk("", data)
+    return out
+
+
+# ----------------------------------------------------------------------------- not modelled
+
+NOT_MODELLED = [
+    "Parallelism the plan search does not consider: FSDP / ZeRO-3 weight sharding (only ZeRO-1 "
+    "optimizer-state sharding is modelled), sequence and context parallelism, expert "
+    "parallelism, and interleaved or zero-bubble pipeline schedules. Any of these can move "
+    "the walls, mostly later.",
+    "Model architecture: dense transformers only; mixture-of-experts models (less compute per "
+    "parameter, all-to-all traffic) and long-context attention costs are not modelled.",
+    "Hardware: one frontier accelerator per year on smooth trends; one-off jumps beyond the "
+    "fitted residuals, new network topologies, optical interconnects and in-network reduction "
+    "are not modelled. Scale-up domains grow at a sampled rate from 72 in 2025.",
+    "Training run: a fixed-length run (sampled duration) with the critical batch size from the "
+    "scaling priors; asynchronous or local-SGD style training, which relaxes the latency wall, "
+    "is not modelled.",
+    "Frontier compute follows the fitted log-linear trend of the largest runs; economic limits "
+    "(power, chips, money) that could bend that trend are outside the model, and so is the "
+    "possibility that developers stop scaling single runs.",
+    "Structural uncertainty is not in the intervals: they cover the priors and the trend fit, "
+    "not the chance that the model of step time itself is wrong.",
+]
+
+
+def not_modelled(repo_root: Path | None = None) -> tuple[list[str], list[str]]:
+    """What uncertainty the model leaves out, and the documents it was read from."""
+    root = Path(__file__).resolve().parents[2] if repo_root is None else repo_root
+    sources = ["forecast/model/plan.py (docstring)"]
+    items = list(NOT_MODELLED)
+    validation = root / "docs" / "validation.md"
+    if validation.exists():
+        sources.append("docs/validation.md")
+        items.append(
+            "Known disagreements with published estimates are listed in docs/validation.md."
+        )
+    return items, sources
+
+
+# ----------------------------------------------------------------------------- accelerators
+
+
+CURVE_ACCELERATORS = (
+    "A100 SXM4 80GB",
+    "H100 SXM5",
+    "GB200 NVL72",
+    "GB300 NVL72",
+    "MI355X",
+    "TPU7x",
+    "Rubin",
+)
+
+
+@dataclass
+class AcceleratorWalls:
+    rows: list[dict] = field(default_factory=list)
+    curves: list[dict] = field(default_factory=list)
+    duration_days: float = 90.0
+    precision: str = "bf16"
+    threshold: float = 0.8
+
+
+def accelerator_walls(
+    names: list[str] | None = None,
+    curve_names: list[str] | tuple[str, ...] | None = CURVE_ACCELERATORS,
+    *,
+    duration_days: float = 90.0,
+    precision: str = "bf16",
+    hardware: Path | None = None,
+    curve_step: float = 0.05,
+) -> AcceleratorWalls:
+    """Walls of each accelerator (as ``wallcast walls``) and utilization curves of a few (JAX)."""
+    from forecast.accelerators import bytes_per_number, hardware_from_accelerator
+    from forecast.hardware import get_accelerator, load_hardware
+    from forecast.model.params import assumptions_with
+    from forecast.model.search import UTILIZATION_THRESHOLD, find_walls, utilization_curve
+
+    df = load_hardware(hardware)
+    names = [str(n) for n in df["name"].tolist()] if names is None else list(names)
+    a = assumptions_with(duration_days=duration_days, bytes_per_number=bytes_per_number(precision))
+    out = AcceleratorWalls(duration_days=duration_days, precision=precision)
+    out.threshold = UTILIZATION_THRESHOLD
+    accs = {}
+    for name in names:
+        acc = get_accelerator(df, name)
+        accs[acc.name] = acc
+        hw, notes = hardware_from_accelerator(acc, precision)
+        w = find_walls(hw, a)
+        out.rows.append(
+            {
+                "accelerator": acc.name,
+                "release_year": float(acc.release_year),
+                "max_utilization": float(w.max_utilization),
+                "data_movement_log10_flop": float(w.data_movement_wall_log10_flop),
+                "latency_log10_flop": float(w.latency_wall_log10_flop),
+                "notes": list(notes),
+                "hw": hw,
+            }
+        )
+    grid = np.round(np.arange(22.0, 33.0 + 1e-9, curve_step), 4)
+    for want in curve_names or ():
+        try:
+            acc = get_accelerator(df, want)
+        except Exception:  # not in this table
+            continue
+        row = next((r for r in out.rows if r["accelerator"] == acc.name), None)
+        hw = row["hw"] if row else hardware_from_accelerator(acc, precision)[0]
+        c = utilization_curve(hw, a, grid)
+        util = np.where(np.asarray(c.feasible), np.asarray(c.utilization), np.nan)
+        if row is None:
+            w = find_walls(hw, a)
+            dm, lat = float(w.data_movement_wall_log10_flop), float(w.latency_wall_log10_flop)
+        else:
+            dm, lat = row["data_movement_log10_flop"], row["latency_log10_flop"]
+        out.curves.append(
+            {"accelerator": acc.name, "log10_flop": grid, "utilization": util, "dm": dm, "lat": lat}
+        )
+    for r in out.rows:
+        r.pop("hw", None)
+    return out
+
+
+def accelerator_table_cells(aw: AcceleratorWalls) -> tuple[list[str], list[list[str]]]:
+    header = ["accelerator", "max utilization", "data-movement wall (FLOP)", "latency wall (FLOP)"]
+
+    def flop(v: float) -> str:
+        if math.isinf(v):
+            return "beyond 1e40" if v > 0 else "below 1e20"
+        return sci(10.0**v, 1)
+
+    body = [
+        [
+            r["accelerator"] + (" *" if r["notes"] else ""),
+            f"{r['max_utilization']:.2f}",
+            flop(r["data_movement_log10_flop"]),
+            flop(r["latency_log10_flop"]),
+        ]
+        for r in aw.rows
+    ]
+    return header, body
+
+
+def hit_year_interval(fc: Forecast, wall: str, scenario: str, prob: float = PROB) -> dict:
+    """Interval of the hit year straight from the draws (for cross-checks)."""
+    return interval(fc.forecast["hit_year"].sel(wall=wall, scenario=scenario).values, prob)
