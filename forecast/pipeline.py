@@ -112,10 +112,23 @@ def scenario_seed(seed: int) -> int:
     return int(zlib.crc32(f"propagate-{seed}".encode()))
 
 
+DEFAULT_WALL_YEAR_STEP = 2
+
+
 def propagate_scenario(
-    fit_tree: xr.DataTree, prior_set: PriorSet, *, seed: int, years=None
+    fit_tree: xr.DataTree,
+    prior_set: PriorSet,
+    *,
+    seed: int,
+    years=None,
+    wall_year_step: int = DEFAULT_WALL_YEAR_STEP,
 ) -> tuple[xr.Dataset, xr.Dataset]:
-    """Forecast variables and sampled inputs of one scenario (dims chain, draw, ...)."""
+    """Forecast variables and sampled inputs of one scenario (dims chain, draw, ...).
+
+    Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between
+    (step 2 moves hit years by 0.015 yr at the median and 0.19 yr at the 95th percentile of
+    draws against step 1; BENCHMARKS.md); ``wall_year_step=1`` computes every year.
+    """
     from forecast.inference import posterior_draws
     from forecast.propagate import (
         DEFAULT_YEARS,
