@@ -16,6 +16,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from forecast.cli import OKABE_ITO
 from forecast.report.numbers import (
@@ -31,6 +32,7 @@ FRONTIER_COLOUR = BLUE
 WALL_COLOURS = {"data_movement": VERMILLION, "latency": GREEN}
 WALL_STYLES = {"data_movement": "--", "latency": ":"}
 REFERENCE_YEAR = 2024.0
+TREND_END_YEAR = 2035  # the trend panels show the data; the fan chart shows the projection
 
 METRIC_LABELS = {
     "flops": ("Peak dense 16-bit compute", "FLOP/s"),
@@ -75,6 +77,10 @@ def data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
+def _integer_years(ax) -> None:
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=8))
+
+
 def _year_bins(values: np.ndarray, years: np.ndarray) -> np.ndarray:
     return np.arange(math.floor(years[0]), math.ceil(years[-1]) + 1.0001, 1.0)
 
@@ -93,10 +99,14 @@ def fan_chart(
         fig = Figure(figsize=figsize, layout="constrained")
         ax = fig.add_subplot()
         handles = []
+        wall_tops: list[float] = []
         for i, wall in enumerate(fc.walls):
             q = band_quantiles(ds["wall_flop"].sel(wall=wall))
             colour = wall_colour(wall, i)
             ax.fill_between(years, q["lo80"], q["hi80"], color=colour, alpha=0.16, lw=0)
+            tops = q["hi80"][np.isfinite(q["hi80"])]
+            if tops.size:
+                wall_tops.append(float(tops.max()))
             ax.plot(years, q["median"], color=colour, ls=WALL_STYLES.get(wall, "-."), lw=2)
             handles.append(
                 (
@@ -110,6 +120,7 @@ def fan_chart(
                 years, q[f"lo{p}"], q[f"hi{p}"], color=FRONTIER_COLOUR, alpha=alpha, lw=0
             )
         ax.plot(years, q["median"], color=FRONTIER_COLOUR, lw=2.5)
+        wall_hi = max(wall_tops) if wall_tops else np.inf
         handles.insert(
             0,
             (
@@ -122,7 +133,10 @@ def fan_chart(
         finite = np.concatenate([q["lo95"], q["hi95"]])
         finite = finite[np.isfinite(finite) & (finite > 0)]
         if finite.size:
-            ax.set_ylim(max(finite.min() / 10, 1e22), min(finite.max() * 10, 1e42))
+            # the frontier keeps growing after it passes the walls: stop two decades above them
+            top = min(finite.max() * 3, wall_hi * 100, 1e42)
+            ax.set_ylim(max(finite.min() / 3, 1e20), top)
+        _integer_years(ax)
         ax.set_xlabel("Year")
         ax.set_ylabel("Training compute (FLOP)")
         ax.set_title(f"Frontier training compute against the walls ({scenario} scenario)")
@@ -164,6 +178,7 @@ def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
                 if finite.size and not_hit < 0.5:
                     ax.axvline(np.quantile(v, 0.5), color=colour, lw=1.5, ls="--")
             ax.set_title(f"{wall_label(wall)} wall")
+            _integer_years(ax)
             ax.set_xlabel("Year the wall is hit (calendar year)")
             ax.set_xlim(years[0], years[-1])
             ax.legend(loc="upper right", framealpha=0.9)
@@ -187,7 +202,7 @@ def _bands_of_lines(intercept: np.ndarray, slope: np.ndarray, t: np.ndarray) -> 
 def trend_chart(fc: Forecast, *, scale: float = 1.0, figsize=(13, 7.6)) -> Figure:
     """Each fitted trend (median, 80% band) with the data points it was fitted to."""
     post, obs, const = fc.group("posterior"), fc.group("observed_data"), fc.group("constant_data")
-    last = float(fc.last_year)
+    last = float(min(fc.last_year, TREND_END_YEAR))
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
         if post is None or obs is None or const is None:
@@ -230,7 +245,7 @@ def trend_chart(fc: Forecast, *, scale: float = 1.0, figsize=(13, 7.6)) -> Figur
             )
             name, unit = METRIC_LABELS.get(metric, (metric.replace("_", " "), ""))
             growth = 10.0 ** np.quantile(slope, [0.1, 0.5, 0.9])
-            ax.set_title(f"{name}: ×{growth[1]:.2f}/yr (80%: {growth[0]:.2f}–{growth[2]:.2f})")
+            ax.set_title(f"{name}\n×{growth[1]:.2f}/yr (80%: {growth[0]:.2f}–{growth[2]:.2f})")
             ax.set_ylabel(f"{name} ({unit})" if unit else name)
         k = len(metrics)
         if "frontier_slope" in post:
@@ -271,7 +286,7 @@ def trend_chart(fc: Forecast, *, scale: float = 1.0, figsize=(13, 7.6)) -> Figur
                 )
             growth = 10.0 ** np.quantile(slope, [0.1, 0.5, 0.9])
             ax.set_title(
-                f"Largest training run: ×{growth[1]:.1f}/yr (80%: {growth[0]:.1f}–{growth[2]:.1f})"
+                f"Largest training run\n×{growth[1]:.1f}/yr (80%: {growth[0]:.1f}–{growth[2]:.1f})"
             )
             ax.set_ylabel("Training compute (FLOP)")
             ax.legend(loc="upper left", framealpha=0.9)
@@ -279,10 +294,14 @@ def trend_chart(fc: Forecast, *, scale: float = 1.0, figsize=(13, 7.6)) -> Figur
         for ax in axes[:k]:
             ax.set_yscale("log")
             ax.set_xlabel("Year")
+            _integer_years(ax)
             ax.axvline(REFERENCE_YEAR, color="0.5", lw=1, ls=":")
         for ax in axes[k:]:
             ax.set_visible(False)
-        fig.suptitle("Trend fits (blue: median and 80% band) and the data points (dots)")
+        fig.suptitle(
+            "Trend fits (blue: median and 80% band) and the data points (dots); "
+            "growth per year in the titles"
+        )
     return fig
 
 

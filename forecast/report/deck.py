@@ -120,7 +120,9 @@ def _short_source(source: str, limit: int = 70) -> str:
 def _short_prior(described: str) -> str:
     """'split_lognormal median 1.45, 80% 1.30–1.65 x/yr' -> 'median 1.45, 80% 1.30–1.65 x/yr'."""
     first, _, rest = described.partition(" ")
-    return rest if first and "_" in first or first in ("lognormal", "normal", "loguniform") else described
+    families = ("normal", "lognormal", "logitnormal", "uniform", "loguniform", "triangular")
+    named = first in families or first.startswith(("split_", "quantile_"))
+    return rest if named and rest.startswith("median") else described
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:

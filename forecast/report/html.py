@@ -19,6 +19,7 @@ from forecast.report.numbers import (
     Changes,
     Forecast,
     accelerator_table_cells,
+    assumptions,
     change_sentences,
     fmt_flop,
     fmt_year,
@@ -141,6 +142,23 @@ def report_blocks(
 
     blocks.append(Block("h2", "What changed since the previous forecast"))
     blocks.extend(change_blocks(changes, last))
+
+    blocks.append(Block("h2", "Assumptions and sources"))
+    items = assumptions(str(fc.attrs.get("priors_text", "")))
+    blocks.append(
+        Block(
+            "p",
+            f"Priors {fc.attrs.get('priors_name', '?')}: every parameter with its distribution "
+            "(median and 80% interval) and source, as recorded in the forecast.",
+        )
+    )
+    blocks.append(
+        Block(
+            "table",
+            header=["parameter", "prior", "source"],
+            rows=[[it["key"], it["prior"], it["source"]] for it in items],
+        )
+    )
 
     blocks.append(Block("h2", "Provenance"))
     blocks.append(Block("table", header=["item", "value"], rows=[list(r) for r in provenance(fc)]))

@@ -97,8 +97,9 @@ def fmt_flop(v: float) -> str:
 
 
 def calendar_year(v: float) -> int:
-    """The calendar year a fractional year falls in (2029.6 -> 2029)."""
-    return int(math.floor(v))
+    """The calendar year a fractional year falls in (2029.6 -> 2029), after rounding to one
+    decimal as the tables print it (2032.98 shows as 2033.0 there, so 2033 here)."""
+    return int(math.floor(round(v, 1)))
 
 
 def fmt_pct(p: float) -> str:
