@@ -10,7 +10,7 @@ Layout of ``outputs/forecasts/<id>/forecast.nc`` (open with ``xarray.open_datatr
 * ``/forecast_inputs``: the sampled prior inputs per scenario, chain and draw;
 * root ``attrs``: id, created, code version, seed, data hash, priors and scenario texts, units.
 
-This module imports no JAX: reading and publishing are cheap.
+This module imports no JAX, and xarray only where a tree is built or opened.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-
-import xarray as xr
+from typing import TYPE_CHECKING
 
 from forecast.errors import WallcastError
+
+if TYPE_CHECKING:  # imported lazily: resolving paths must not pay for xarray
+    import xarray as xr
 
 FORECAST_FILE = "forecast.nc"
 LATEST_POINTER = "latest"
@@ -54,6 +56,8 @@ def build_tree(
     groups = {f"/{name}": node.to_dataset() for name, node in fit.children.items()}
     groups["/forecast"] = forecast
     groups["/forecast_inputs"] = inputs
+    import xarray as xr
+
     tree = xr.DataTree.from_dict(groups)
     merged = {k: v for k, v in fit.attrs.items() if isinstance(v, (str, int, float))}
     merged = {f"fit_{k}": v for k, v in merged.items()}
@@ -84,6 +88,8 @@ def resolve_forecast_path(path: str | Path) -> Path:
 
 def open_forecast(path: str | Path) -> xr.DataTree:
     """Open a forecast file (or a forecast folder, or an outputs folder via its ``latest``)."""
+    import xarray as xr
+
     return xr.open_datatree(resolve_forecast_path(path), engine=ENGINE)
 
 

@@ -217,7 +217,7 @@ def test_query_cli_matches_dataset_and_imports_no_jax(small_forecast):
     code = (
         "import sys, json; from typer.testing import CliRunner; from forecast.cli import app; "
         f"r = CliRunner().invoke(app, ['query', '--wall', 'data_movement', '--what', 'year', '--outputs-dir', {str(out)!r}, '--json']); "
-        "print(r.output); assert 'jax' not in sys.modules, 'query imported jax'"
+        "print(r.output); assert 'jax' not in sys.modules, 'query imported jax'; assert 'xarray' not in sys.modules, 'query imported xarray'"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     got = json.loads(proc.stdout)
