@@ -28,6 +28,7 @@ seconds first).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -49,6 +50,7 @@ from forecast.dataset import FORECAST_FILE, LATEST_POINTER, publish
 __all__ = [
     "LOCK_FILE",
     "code_hash",
+    "flow_with_task_runner",
     "publish_forecast",
     "refresh_forecast",
     "run_fingerprint",
@@ -60,12 +62,14 @@ DEFAULT_KEEP = 20
 _FOREIGN = {"cli", "__main__", "query"}  # forecast modules that do not change a forecast
 
 
+@functools.cache
 def code_hash(package_dir: Path | None = None) -> str:
     """SHA-256 over the source of the ``forecast`` package modules a forecast depends on.
 
     Everything under ``forecast/`` except the CLI, the query helpers and report/deck generators:
     an edit to the model, inference, trends, propagation, priors or data loaders invalidates the
-    cache; an edit to presentation code does not.
+    cache; an edit to presentation code does not.  Computed once per process (the code this
+    process has loaded); every flow run started by ``serve`` is a fresh process.
     """
     root = package_dir or Path(pipeline.__file__).resolve().parent
     h = hashlib.sha256()
@@ -369,7 +373,9 @@ def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict
 
 
 @task(name="artifacts", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=2)
-def artifacts_task(publish_info: dict[str, Any], task_states: dict[str, str]) -> dict[str, Any]:
+def artifacts_task(
+    publish_info: dict[str, Any], task_states: dict[str, str], reports: bool = True
+) -> dict[str, Any]:
     """Prefect artifacts (summary, intervals, report link) and the published path in the log."""
     from prefect.artifacts import (
         create_link_artifact,
@@ -393,8 +399,10 @@ def artifacts_task(publish_info: dict[str, Any], task_states: dict[str, str]) ->
         key="wallcast-intervals",
         description="Median and 80% credible interval of the hit year and hit FLOP per wall",
     )
-    reports = _generate_reports(path, logger) if publish_info["status"] == "published" else {}
-    for name, report in reports.items():
+    made = {}
+    if reports and publish_info["status"] == "published":
+        made = _generate_reports(path, logger)
+    for name, report in made.items():
         if report.suffix in (".html", ".md", ".pdf"):
             create_link_artifact(
                 report.resolve().as_uri(),
@@ -404,7 +412,7 @@ def artifacts_task(publish_info: dict[str, Any], task_states: dict[str, str]) ->
             )
             break
     logger.info(f"forecast {publish_info['status']}: {path}")
-    return {"reports": {k: str(v) for k, v in reports.items()}}
+    return {"reports": {k: str(v) for k, v in made.items()}}
 
 
 # ----------------------------------------------------------------------------- flow
@@ -424,6 +432,7 @@ def refresh_forecast(
     keep: int = DEFAULT_KEEP,
     republish: bool = False,
     lock_wait: float = 0.0,
+    reports: bool = True,
 ) -> dict[str, Any]:
     """Refit what changed, propagate every scenario, publish atomically, create artifacts.
 
@@ -504,7 +513,7 @@ def refresh_forecast(
             logger.info(f"inputs unchanged: latest kept ({info['path']})")
         else:
             logger.info(f"published {info['path']}")
-        art = artifacts_task(info, dict(states))
+        art = artifacts_task(info, dict(states), reports=reports)
     cached = [k for k, v in states.items() if v == "Cached"]
     return {
         **info,
@@ -513,3 +522,29 @@ def refresh_forecast(
         "reports": art["reports"],
         "seconds": round(time.perf_counter() - start, 1),
     }
+
+
+def flow_with_task_runner(
+    kind: str = "thread",
+    address: str | None = None,
+    cluster_kwargs: dict[str, Any] | None = None,
+) -> Any:
+    """``refresh_forecast`` with the chosen task runner.
+
+    ``"thread"``: Prefect's default ``ThreadPoolTaskRunner`` (JAX releases the GIL).
+    ``"dask"``: ``prefect_dask.DaskTaskRunner`` - on the Dask scheduler at ``address`` (e.g.
+    ``tcp://scheduler:8786``) or, without one, on a temporary ``distributed.LocalCluster`` built
+    with ``cluster_kwargs`` (default: 2 worker processes, 1 thread each, no dashboard).
+    """
+    if kind == "thread":
+        return refresh_forecast
+    if kind != "dask":
+        raise ValueError(f"unknown task runner {kind!r}; use 'thread' or 'dask'")
+    from prefect_dask import DaskTaskRunner
+
+    if address:
+        runner = DaskTaskRunner(address=address)
+    else:
+        kwargs = {"n_workers": 2, "threads_per_worker": 1, "dashboard_address": None}
+        runner = DaskTaskRunner(cluster_kwargs={**kwargs, **(cluster_kwargs or {})})
+    return refresh_forecast.with_options(task_runner=runner)

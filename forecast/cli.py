@@ -457,65 +457,281 @@ class What(StrEnum):
     flop = "flop"
 
 
+class TaskRunnerKind(StrEnum):
+    thread = "thread"
+    dask = "dask"
+
+
+RunDataDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        envvar="WALLCAST_DATA_DIR",
+        help="Folder with hardware.csv and frontier_runs.csv (landing folder: incoming/).",
+    ),
+]
+RunOutputsDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--outputs-dir",
+        envvar="WALLCAST_OUTPUTS_DIR",
+        help="Where forecasts are published (forecasts/<id>/ and the 'latest' pointer).",
+    ),
+]
+DrawsOpt = Annotated[int, typer.Option(min=50, help="Posterior draws per chain.")]
+ChainsOpt = Annotated[int, typer.Option(min=1, help="MCMC chains.")]
+SeedOpt = Annotated[
+    int, typer.Option(help="Random seed (same seed, same inputs: identical dataset).")
+]
+KeepOpt = Annotated[
+    int,
+    typer.Option(
+        min=1, help="Keep the newest N published forecasts (never deletes the one 'latest' names)."
+    ),
+]
+ReportFlagOpt = Annotated[
+    bool,
+    typer.Option(
+        "--report/--no-report", help="Generate the report of a new forecast (link artifact)."
+    ),
+]
+YearStepOpt = Annotated[
+    int,
+    typer.Option(min=1, help="Years between forecast grid points (1: every year 2024..2045)."),
+]
+
+
+def _prefect_defaults() -> None:
+    """The embedded Prefect server needs ~20 s to start on 2 cores; Prefect's default is 20."""
+    import os
+
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+
+
+def _year_grid(step: int) -> list[float] | None:
+    if step == 1:
+        return None
+    from forecast.propagate import DEFAULT_YEARS
+
+    years = [float(y) for y in DEFAULT_YEARS[::step]]
+    if years[-1] != float(DEFAULT_YEARS[-1]):
+        years.append(float(DEFAULT_YEARS[-1]))
+    return years
+
+
+def _run_refresh(
+    *,
+    task_runner: TaskRunnerKind = TaskRunnerKind.thread,
+    dask_address: str | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """Run the ``refresh-forecast`` Prefect flow in this process and return its summary."""
+    _prefect_defaults()
+    from flows.refresh import flow_with_task_runner
+
+    refresh = flow_with_task_runner(task_runner.value, dask_address)
+    return refresh(**params)
+
+
+def _print_refresh(result: dict[str, Any], json_out: bool) -> None:
+    from forecast.query import format_summary, load_forecast_group, summary_table
+
+    states = result["task_states"]
+    cached = result["cached"]
+    ran = [k for k, v in states.items() if v != "Cached"]
+    typer.echo(
+        f"cached tasks: {', '.join(cached) or 'none'}; ran: {', '.join(ran) or 'none'}", err=True
+    )
+    ds, _ = load_forecast_group(result["path"], ["hit_year", "hit_flop"])
+    rows = summary_table(ds)
+    if json_out:
+        out = {
+            "forecast_id": result["forecast_id"],
+            "path": result["path"],
+            "status": result["status"],
+            "cached": cached,
+            "task_states": states,
+            "removed": result["removed"],
+            "summary": rows,
+        }
+        typer.echo(json.dumps(out, indent=2, default=_json_default))
+        return
+    typer.echo(format_summary(rows))
+    if result["status"] == "unchanged":
+        typer.echo(f"\ninputs unchanged: latest kept, {result['path']} ({result['seconds']:.0f} s)")
+    else:
+        typer.echo(f"\npublished {result['path']} in {result['seconds']:.0f} s")
+    if result["removed"]:
+        typer.echo(f"retention: removed {len(result['removed'])} old forecast(s)")
+
+
 @app.command()
 @_reports_errors
 def run(
     priors: Annotated[
         Path | None, typer.Option(help="Prior file (TOML); default priors/baseline.toml.")
     ] = None,
-    data_dir: Annotated[
-        Path | None, typer.Option(help="Folder with hardware.csv and frontier_runs.csv.")
-    ] = None,
-    outputs_dir: Annotated[Path | None, typer.Option(help="Where forecasts are published.")] = None,
-    draws: Annotated[int, typer.Option(min=50, help="Posterior draws per chain.")] = 1000,
-    chains: Annotated[int, typer.Option(min=1, help="MCMC chains.")] = 4,
-    seed: Annotated[
-        int, typer.Option(help="Random seed (same seed, same inputs: identical dataset).")
-    ] = 0,
+    data_dir: RunDataDirOpt = None,
+    outputs_dir: RunOutputsDirOpt = None,
+    draws: DrawsOpt = 1000,
+    chains: ChainsOpt = 4,
+    seed: SeedOpt = 0,
     scenario: Annotated[
         list[str] | None,
         typer.Option(help="Scenario overlay name in priors/scenarios/ (repeatable); default: all."),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    task_runner: Annotated[
+        TaskRunnerKind,
+        typer.Option(help="Where tasks run: threads here, or Dask (a local cluster by default)."),
+    ] = TaskRunnerKind.thread,
+    dask_address: Annotated[
+        str | None,
+        typer.Option(help="Address of an existing Dask scheduler (tcp://host:8786)."),
+    ] = None,
+    keep: KeepOpt = 20,
+    report: ReportFlagOpt = True,
+    republish: Annotated[
+        bool, typer.Option(help="Publish a new forecast even when the inputs are unchanged.")
+    ] = False,
+    year_step: YearStepOpt = 1,
 ) -> None:
-    """Fit the trends, propagate every scenario, publish the forecast and print its summary."""
-    import time
+    """Run the refresh-forecast flow: fit, propagate every scenario, publish, print the summary.
 
-    from forecast import pipeline
-    from forecast.dataset import publish
-    from forecast.query import format_summary, summary_table
-
-    start = time.perf_counter()
-    inputs = pipeline.load_inputs(
-        priors or pipeline.DEFAULT_PRIORS, data_dir or pipeline.DEFAULT_DATA_DIR, scenario
+    Steps whose inputs (data, priors, settings, code) did not change are served from Prefect's
+    cache; when nothing changed, no new forecast is published and 'latest' is kept.
+    """
+    if dask_address and task_runner != TaskRunnerKind.dask:
+        task_runner = TaskRunnerKind.dask
+    typer.echo(f"refresh-forecast: {chains} chains x {draws} draws ...", err=True)
+    result = _run_refresh(
+        task_runner=task_runner,
+        dask_address=dask_address,
+        priors=str(priors) if priors else None,
+        data_dir=str(data_dir) if data_dir else None,
+        outputs_dir=str(outputs_dir) if outputs_dir else None,
+        scenarios=scenario,
+        chains=chains,
+        draws=draws,
+        seed=seed,
+        years=_year_grid(year_step),
+        keep=keep,
+        republish=republish,
+        reports=report,
     )
-    typer.echo(f"fitting trends: {chains} chains x {draws} draws ...", err=True)
-    fits: dict[str, Any] = {}
-    results = {}
-    for name, prior_set in inputs.scenarios.items():
-        from forecast.trends import trend_priors_from_prior_set
+    _print_refresh(result, json_out)
 
-        key = json.dumps(trend_priors_from_prior_set(prior_set).to_dict(), sort_keys=True)
-        if key not in fits:
-            fits[key] = pipeline.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
-        typer.echo(f"propagating scenario {name} ...", err=True)
-        results[name] = pipeline.propagate_scenario(fits[key], prior_set, seed=seed)
-    base_fit = next(iter(fits.values()))
-    tree, fid = pipeline.assemble(inputs, base_fit, results, seed=seed, chains=chains, draws=draws)
-    published = publish(tree, outputs_dir or pipeline.DEFAULT_OUTPUTS_DIR, fid)
-    rows = summary_table(tree["forecast"].to_dataset())
-    if json_out:
+
+@app.command()
+@_reports_errors
+def ingest(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            exists=True, dir_okay=False, help="CSV of accelerators (columns of hardware.csv)."
+        ),
+    ],
+    data_dir: RunDataDirOpt = None,
+    outputs_dir: RunOutputsDirOpt = None,
+    refresh: Annotated[
+        bool, typer.Option("--refresh/--no-refresh", help="Refresh the forecast after a merge.")
+    ] = True,
+    draws: DrawsOpt = 1000,
+    chains: ChainsOpt = 4,
+    seed: SeedOpt = 0,
+    keep: KeepOpt = 20,
+    report: ReportFlagOpt = True,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the refresh as JSON.")] = False,
+) -> None:
+    """Validate FILE and merge its accelerators into hardware.csv, then refresh the forecast.
+
+    All or nothing: a file with any invalid row, or with an accelerator already in the table with
+    different numbers, is moved to data/rejected/ with a .reason file and nothing else changes
+    (exit 2).  Exact duplicates are skipped.  A merged file is archived in data/processed/.
+    """
+    from flows.landing import ingest_file
+    from forecast.pipeline import DEFAULT_DATA_DIR
+
+    result = ingest_file(file, data_dir or DEFAULT_DATA_DIR)
+    if result.status == "rejected":
+        for problem in result.problems:
+            typer.echo(f"  {problem}", err=True)
         typer.echo(
-            json.dumps(
-                {"forecast_id": fid, "path": str(published / "forecast.nc"), "summary": rows},
-                indent=2,
-                default=_json_default,
-            )
+            f"error: {file.name} rejected, nothing merged; moved to {result.moved_to} "
+            f"(reasons in {result.moved_to}.reason)",
+            err=True,
         )
+        raise typer.Exit(EXIT_USER_ERROR)
+    typer.echo(result.message(), err=True)
+    if not result.changed or not refresh:
         return
-    typer.echo(format_summary(rows))
-    typer.echo(f"\npublished {published / 'forecast.nc'} in {time.perf_counter() - start:.0f} s")
+    out = _run_refresh(
+        data_dir=str(data_dir) if data_dir else None,
+        outputs_dir=str(outputs_dir) if outputs_dir else None,
+        chains=chains,
+        draws=draws,
+        seed=seed,
+        keep=keep,
+        reports=report,
+    )
+    _print_refresh(out, json_out)
 
+
+@app.command()
+@_reports_errors
+def serve(
+    cron: Annotated[
+        str, typer.Option(help="Schedule of the refresh (cron, UTC). Default: Mondays 06:00.")
+    ] = "0 6 * * 1",
+    poll_seconds: Annotated[
+        float, typer.Option(min=0.5, help="How often the landing folder is checked, seconds.")
+    ] = 30.0,
+    settle_seconds: Annotated[
+        float,
+        typer.Option(min=0.0, help="A landing file must be unchanged this long to be ingested."),
+    ] = 2.0,
+    priors: Annotated[
+        Path | None, typer.Option(help="Prior file (TOML); default priors/baseline.toml.")
+    ] = None,
+    data_dir: RunDataDirOpt = None,
+    outputs_dir: RunOutputsDirOpt = None,
+    draws: DrawsOpt = 1000,
+    chains: ChainsOpt = 4,
+    seed: SeedOpt = 0,
+    keep: KeepOpt = 20,
+    report: ReportFlagOpt = True,
+    year_step: YearStepOpt = 1,
+) -> None:
+    """Serve the refresh on a schedule and watch data/incoming/ for new accelerator files.
+
+    Uses the embedded Prefect server (local SQLite under PREFECT_HOME) unless PREFECT_API_URL
+    points at a Prefect server.  Stop with Ctrl-C.
+    """
+    from prefect.client.schemas.schedules import CronSchedule
+
+    try:
+        CronSchedule(cron=cron)
+    except ValueError as exc:
+        raise typer.BadParameter(f"invalid cron expression {cron!r}", param_hint="--cron") from exc
+    _prefect_defaults()
+    from flows.serve import serve_forecast
+
+    serve_forecast(
+        cron=cron,
+        poll_seconds=poll_seconds,
+        settle_seconds=settle_seconds,
+        parameters={
+            "priors": str(priors.resolve()) if priors else None,
+            "data_dir": str(data_dir.resolve()) if data_dir else None,
+            "outputs_dir": str(outputs_dir.resolve()) if outputs_dir else None,
+            "chains": chains,
+            "draws": draws,
+            "seed": seed,
+            "keep": keep,
+            "reports": report,
+            "years": _year_grid(year_step),
+        },
+    )
 
 def _json_default(x: Any) -> Any:
     return float(x)
@@ -575,6 +791,66 @@ def query(
         f"not hit by the last year in {out['not_hit_fraction']:.0%} of draws "
         f"(forecast {out['forecast_id']})"
     )
+
+
+# ----------------------------------------------------------------------------- report, deck
+
+ReportForecastOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--forecast",
+        help="Forecast file or folder (or an outputs folder); default: outputs/latest.",
+    ),
+]
+ReportOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", help="Folder to write into; default: the forecast's folder.", file_okay=False
+    ),
+]
+
+
+def _report_forecast_path(forecast: Path | None) -> Path:
+    from forecast.dataset import resolve_forecast_path
+
+    return resolve_forecast_path(forecast or Path(__file__).resolve().parents[1] / "outputs")
+
+
+@app.command()
+@_reports_errors
+def report(
+    forecast: ReportForecastOpt = None,
+    out: ReportOutOpt = None,
+    accelerator: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accelerator",
+            "-a",
+            help="Only these accelerators in the per-accelerator table (default: all). Repeatable.",
+        ),
+    ] = None,
+) -> None:
+    """Write report.html (self-contained) and report.md: headline, charts, per-accelerator
+    walls (runs the plan search, about a minute), trend fits, changes, provenance."""
+    from forecast.report import write_report_files
+
+    written = write_report_files(
+        _report_forecast_path(forecast),
+        out,
+        accelerators=accelerator or True,
+        curve_accelerators=accelerator or None,
+    )
+    typer.echo(f"wrote {written['report_html']}")
+    typer.echo(f"wrote {written['report_md']}")
+
+
+@app.command()
+@_reports_errors
+def deck(forecast: ReportForecastOpt = None, out: ReportOutOpt = None) -> None:
+    """Write deck.pptx: the answer, fan chart, scenarios, uncertainty drivers, assumptions."""
+    from forecast.report import write_deck_file
+
+    typer.echo(f"wrote {write_deck_file(_report_forecast_path(forecast), out)}")
 
 
 # ----------------------------------------------------------------------------- later commands

@@ -89,7 +89,12 @@ def _year_bins(values: np.ndarray, years: np.ndarray) -> np.ndarray:
 
 
 def fan_chart(
-    fc: Forecast, scenario: str | None = None, *, scale: float = 1.0, figsize=(9.5, 5.4)
+    fc: Forecast,
+    scenario: str | None = None,
+    *,
+    scale: float = 1.0,
+    figsize=(9.5, 5.4),
+    title: bool = True,
 ) -> Figure:
     """Frontier training compute by year (50/80/95% bands) against each wall's 80% band."""
     scenario = fc.scenarios[0] if scenario is None else scenario
@@ -139,7 +144,8 @@ def fan_chart(
         _integer_years(ax)
         ax.set_xlabel("Year")
         ax.set_ylabel("Training compute (FLOP)")
-        ax.set_title(f"Frontier training compute against the walls ({scenario} scenario)")
+        if title:
+            ax.set_title(f"Frontier training compute against the walls ({scenario} scenario)")
         ax.legend(
             [h for h, _ in handles], [t for _, t in handles], loc="upper left", framealpha=0.9
         )
@@ -374,8 +380,10 @@ def drivers_chart(
         ax.legend(
             [Patch(color=VERMILLION), Patch(color=BLUE)],
             ["larger input: wall hit later", "larger input: wall hit sooner"],
-            loc="lower right",
-            framealpha=0.9,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=2,
+            frameon=False,
         )
     return fig
 
@@ -398,10 +406,13 @@ def scenario_chart(
             for i, scenario in enumerate(scenarios):
                 r = next(x for x in rows if x["scenario"] == scenario and x["wall"] == wall)
                 y = r["year"]
-                med = y["median"] if math.isfinite(y["median"]) else last_year + 0.5
-                lo = y["lower"] if math.isfinite(y["lower"]) else last_year + 0.5
-                hi = y["upper"] if math.isfinite(y["upper"]) else last_year + 0.5
+                # not hit by the last year: drawn up to it, with an arrow head
+                med = y["median"] if math.isfinite(y["median"]) else last_year
+                lo = y["lower"] if math.isfinite(y["lower"]) else last_year
+                hi = y["upper"] if math.isfinite(y["upper"]) else last_year
                 ax.plot([lo, hi], [i + offsets[j]] * 2, color=colour, lw=4, solid_capstyle="butt")
+                if not math.isfinite(y["upper"]):
+                    ax.plot([last_year], [i + offsets[j]], ">", color=colour, ms=12)
                 ax.plot(
                     [med],
                     [i + offsets[j]],
@@ -412,7 +423,10 @@ def scenario_chart(
                 )
         ax.set_yticks(np.arange(len(scenarios)), scenarios)
         ax.set_ylim(-0.6, len(scenarios) - 0.4)
-        ax.set_xlabel("Hit year (calendar year; dot: median, bar: 80% interval)")
+        _integer_years(ax)
+        ax.set_xlabel(
+            f"Hit year (calendar year; dot: median, bar: 80% interval, ▶: not by {last_year})"
+        )
         ax.set_ylabel("Scenario")
         ax.legend(loc="best", framealpha=0.9)
     return fig

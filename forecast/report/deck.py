@@ -69,9 +69,7 @@ def _text(slide, paragraphs, left, top, width, height, size=BODY_PT):
     tf = box.text_frame
     tf.word_wrap = True
     for i, item in enumerate(paragraphs):
-        text, psize, bold, colour = (
-            (item, size, False, DARK) if isinstance(item, str) else item
-        )
+        text, psize, bold, colour = (item, size, False, DARK) if isinstance(item, str) else item
         p = tf.paragraphs[0] if i == 0 else tf.add_paragraph()
         run = p.add_run()
         run.text = text
@@ -109,6 +107,10 @@ def _table(slide, header, rows, left, top, width, col_widths=None, size=TABLE_PT
                     r.font.size = Pt(size)
                     r.font.bold = i == 0
     return shape
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _short_source(source: str, limit: int = 70) -> str:
@@ -164,7 +166,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
 
     # 3. fan chart
     slide = _new(prs, "Frontier compute against the walls")
-    fig = charts.fan_chart(fc, scale=CHART_SCALE, figsize=(12.5, 5.8))
+    fig = charts.fan_chart(fc, scale=CHART_SCALE, figsize=(12.5, 5.8), title=False)
     _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.2))
 
     # 4. scenarios compared
@@ -178,8 +180,15 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     shape = _table(slide, header, shown, MARGIN, top, content_w, [2.6, 2.2, 2.2, 3.2, 2.0])
     below = top + shape.height + Inches(0.25)
     if len(shown) < len(body):
-        _text(slide, [f"… and {len(body) - len(shown)} more rows in report.html"], MARGIN, below,
-              content_w, Inches(0.6), size=18)
+        _text(
+            slide,
+            [f"… and {len(body) - len(shown)} more rows in report.html"],
+            MARGIN,
+            below,
+            content_w,
+            Inches(0.6),
+            size=18,
+        )
     elif HEIGHT - below > Inches(2.6):
         fig = charts.scenario_chart(
             rows, last, scale=CHART_SCALE, figsize=(12.5, max(3.0, (HEIGHT - below) / Inches(1)))
@@ -191,12 +200,20 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     if changes.first:
         lines = ["This is the first forecast: there is no previous one to compare."]
     else:
-        moved = change_sentences(changes, last) or ["No median moved."]
+        years_only = Changes(
+            changes.previous_id, moved=[m for m in changes.moved if m["what"] == "year"]
+        )
+        moved = change_sentences(years_only, last) or ["No median hit year moved."]
+        if len(moved) > 5:
+            moved = [*moved[:4], f"… and {len(moved) - 4} more in report.html"]
+        data = [_clip(d, 95) for d in changes.data[:3]]
+        if len(changes.data) > 3:
+            data.append(f"… and {len(changes.data) - 3} more in report.html")
         lines = [
             (f"Since forecast {changes.previous_id}:", BODY_PT, True, DARK),
-            *moved[:6],
+            *moved,
             ("Data and inputs:", BODY_PT, True, DARK),
-            *changes.data[:5],
+            *data,
         ]
     _text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3))
 
@@ -226,7 +243,9 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         suffix = f" ({n}/{len(pages)})" if len(pages) > 1 else ""
         slide = _new(prs, f"Assumptions and sources{suffix}")
         if not page:
-            _text(slide, ["No priors recorded in this forecast."], MARGIN, top, content_w, Inches(1))
+            _text(
+                slide, ["No priors recorded in this forecast."], MARGIN, top, content_w, Inches(1)
+            )
             continue
         body = [
             [
@@ -243,15 +262,22 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             MARGIN,
             top,
             content_w,
-            [3.9, 3.6, 4.8],
-            row_in=0.7,
+            [3.7, 4.5, 4.1],
+            row_in=0.6,
         )
         _text(
             slide,
-            [(f"Priors: {fc.attrs.get('priors_name', '?')}; full sources in the priors file "
-              "and report.", 18, False, GREY)],
+            [
+                (
+                    f"Priors: {fc.attrs.get('priors_name', '?')}; full sources in the priors "
+                    "file and in report.html.",
+                    18,
+                    False,
+                    GREY,
+                )
+            ],
             MARGIN,
-            HEIGHT - Inches(0.75),
+            HEIGHT - Inches(0.6),
             content_w,
             Inches(0.5),
         )

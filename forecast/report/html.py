@@ -179,7 +179,7 @@ def change_blocks(ch: Changes, last_year: int) -> list[Block]:
         out.append(Block("p", "Medians that moved:"))
         out.append(Block("ul", items=moved))
     else:
-        out.append(Block("p", "No median moved (all within 0.05 years and 0.005 dex)."))
+        out.append(Block("p", "No median moved (all within 0.05 years and 0.05 dex)."))
     out.append(Block("p", "Data and inputs:"))
     out.append(Block("ul", items=ch.data or ["no difference in data or inputs"]))
     rows = []

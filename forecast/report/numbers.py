@@ -23,7 +23,7 @@ PROB = 0.8
 FAN_PROBS = (0.5, 0.8, 0.95)
 WALL_LABELS = {"data_movement": "data-movement", "latency": "latency"}
 MOVED_YEARS = 0.05  # a median that moved by less (it prints the same to 1 decimal) is unchanged
-MOVED_DEX = 0.005  # same for log10 FLOP
+MOVED_DEX = 0.05  # log10 FLOP: a change the 2-digit FLOP numbers show
 
 
 # ----------------------------------------------------------------------------- loading
@@ -524,18 +524,47 @@ NOT_MODELLED = [
 ]
 
 
+def _validation_leaves_out(text: str) -> list[str]:
+    """The bullets of the 'leaves out' / 'not include' section of docs/validation.md."""
+    lines = text.splitlines()
+    start = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if line.startswith("#")
+            and ("leaves out" in line.lower() or "not include" in line.lower())
+        ),
+        None,
+    )
+    if start is None:
+        return []
+    items: list[str] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        stripped = line.strip()
+        if stripped.startswith(("* ", "- ")):
+            items.append(stripped[2:])
+        elif stripped and items:
+            items[-1] += " " + stripped
+    return [" ".join(i.replace("**", "").split()) for i in items]
+
+
 def not_modelled(repo_root: Path | None = None) -> tuple[list[str], list[str]]:
-    """What uncertainty the model leaves out, and the documents it was read from."""
+    """What uncertainty the model leaves out, and the documents it was read from.
+
+    The parallelism and model-detail items come from docs/validation.md's 'What the model
+    leaves out' when that file exists (else from :data:`NOT_MODELLED`); the items on hardware,
+    the frontier trend and structural uncertainty are always added.
+    """
     root = Path(__file__).resolve().parents[2] if repo_root is None else repo_root
     sources = ["forecast/model/plan.py (docstring)"]
-    items = list(NOT_MODELLED)
     validation = root / "docs" / "validation.md"
-    if validation.exists():
+    from_doc = _validation_leaves_out(validation.read_text()) if validation.exists() else []
+    if from_doc:
         sources.append("docs/validation.md")
-        items.append(
-            "Known disagreements with published estimates are listed in docs/validation.md."
-        )
-    return items, sources
+        return from_doc + NOT_MODELLED[2:], sources
+    return list(NOT_MODELLED), sources
 
 
 # ----------------------------------------------------------------------------- accelerators

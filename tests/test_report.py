@@ -1,0 +1,475 @@
+"""Report and deck: numbers read back from report.md / report.html / deck.pptx equal the
+quantiles of the dataset; slides in order; charts labelled; HTML self-contained; changes listed.
+
+Most tests use a synthetic forecast with the published layout (cheap); one builds a small real
+forecast (NUTS fit without the convergence gate, sparse years) and runs the CLI on it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from forecast.crossing import first_crossing
+from forecast.dataset import publish
+
+REPO = Path(__file__).resolve().parents[1]
+YEARS = np.arange(2024, 2046)
+METRICS = ["flops", "hbm_bandwidth", "hbm_capacity", "scaleup_bandwidth", "scaleout_bandwidth"]
+FIRST_ID = "20260101T000000Z-aaaaaaaa"
+SECOND_ID = "20260201T000000Z-bbbbbbbb"
+LAST = int(YEARS[-1])
+
+
+# ----------------------------------------------------------------------------- synthetic forecast
+
+
+def synthetic_tree(
+    fid: str, *, growth: float = 0.65, seed: int = 0, extra_point: bool = False
+) -> xr.DataTree:
+    """A forecast with the published layout; the latency wall of 'late-walls' is often not hit."""
+    rng = np.random.default_rng(seed)
+    chains, draws = 2, 150
+    n = chains * draws
+    t = YEARS - 2024.0
+    batch = rng.lognormal(np.log(6e7), 0.8, n)  # drives the data-movement wall
+    slope = rng.normal(growth, 0.04, n)
+    frontier = 25.7 + slope[:, None] * t[None, :]
+    scenarios = {"baseline": 0.0, "late-walls": 2.5}
+    fc, inputs = [], []
+    for shift in scenarios.values():
+        dm = 29.0 + 0.9 * np.log10(batch / 6e7) + rng.normal(0, 0.2, n) + shift
+        dm = dm[:, None] + 0.05 * t[None, :]
+        lat = dm + 1.5 + 4.8 * (shift > 0)
+        walls = np.stack([dm, lat], axis=-1)  # (sample, year, wall)
+        hit_year, hit_log, hit = first_crossing(
+            YEARS.astype(float), frontier[:, None, :], np.moveaxis(walls, -1, -2)
+        )
+
+        def cd(x):
+            return np.asarray(x).reshape(chains, draws, *np.shape(x)[1:])
+
+        fc.append(
+            xr.Dataset(
+                {
+                    "wall_flop": (("chain", "draw", "year", "wall"), 10.0 ** cd(walls)),
+                    "frontier_flop": (("chain", "draw", "year"), 10.0 ** cd(frontier)),
+                    "hit_year": (("chain", "draw", "wall"), cd(hit_year), {"units": "year"}),
+                    "hit_flop": (
+                        ("chain", "draw", "wall"),
+                        np.where(np.isfinite(cd(hit_log)), 10.0 ** cd(hit_log), np.inf),
+                        {"units": "FLOP"},
+                    ),
+                    "hit": (("chain", "draw", "wall"), cd(hit).astype(bool)),
+                },
+                coords={"year": YEARS, "wall": ["data_movement", "latency"]},
+            )
+        )
+        inputs.append(
+            xr.Dataset(
+                {
+                    "scaling__batch_tokens_2024": (("chain", "draw"), cd(batch)),
+                    "latency__kernel_us": (("chain", "draw"), cd(rng.lognormal(1.5, 0.3, n))),
+                    "training__duration_days": (("chain", "draw"), np.full((chains, draws), 90.0)),
+                }
+            )
+        )
+    names = list(scenarios)
+    forecast = xr.concat(fc, dim=xr.DataArray(names, dims="scenario", name="scenario"))
+    forecast_inputs = xr.concat(inputs, dim=xr.DataArray(names, dims="scenario", name="scenario"))
+
+    hw_names, hw_years, hw_index, hw_values = [], [], [], []
+    for m, metric in enumerate(METRICS):
+        for k, year in enumerate(np.arange(2016.0, 2026.0, 2.0)):
+            hw_names.append(f"acc{k}|{metric}")
+            hw_years.append(year)
+            hw_index.append(m)
+            hw_values.append(12.0 + m + 0.12 * (year - 2024) + rng.normal(0, 0.05))
+    if extra_point:
+        hw_names.append("new-acc|flops")
+        hw_years.append(2025.5)
+        hw_index.append(0)
+        hw_values.append(15.5)
+    runs = [f"run{i}" for i in range(8)]
+    run_years = np.linspace(2018, 2025, 8)
+    post = xr.Dataset(
+        {
+            "slope": (("chain", "draw", "metric"), rng.normal(0.12, 0.01, (chains, draws, 5))),
+            "intercept": (
+                ("chain", "draw", "metric"),
+                12.0 + np.arange(5) + rng.normal(0, 0.02, (chains, draws, 5)),
+            ),
+            "frontier_slope": (("chain", "draw"), slope.reshape(chains, draws)),
+            "frontier_intercept": (("chain", "draw"), np.full((chains, draws), 25.7)),
+        },
+        coords={"metric": METRICS},
+    )
+    tree = xr.DataTree.from_dict(
+        {
+            "/posterior": post,
+            "/observed_data": xr.Dataset(
+                {
+                    "log10_value": ("obs", np.array(hw_values)),
+                    "log10_compute": ("run", 25.7 + growth * (run_years - 2024)),
+                },
+                coords={"obs": hw_names, "run": runs},
+            ),
+            "/constant_data": xr.Dataset(
+                {
+                    "hardware_year": ("obs", np.array(hw_years)),
+                    "hardware_metric_index": ("obs", np.array(hw_index)),
+                    "frontier_year": ("run", run_years),
+                    "frontier_is_speculative": ("run", np.arange(8) == 7),
+                },
+                coords={"obs": hw_names, "run": runs},
+            ),
+            "/forecast": forecast,
+            "/forecast_inputs": forecast_inputs,
+        }
+    )
+    tree.attrs.update(
+        id=fid,
+        created=f"{fid[:4]}-{fid[4:6]}-{fid[6:8]}T00:00:00+00:00",
+        code_version="0.1.0",
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        data_hash=f"hash-{len(hw_names)}",
+        priors_name="baseline",
+        priors_path="priors/baseline.toml",
+        priors_text=(REPO / "priors" / "baseline.toml").read_text(),
+        scenarios=",".join(names),
+        hardware_rows=24 + extra_point,
+        frontier_rows=139,
+    )
+    return tree
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """Two synthetic forecasts published in order; the second grows faster and has a new row."""
+    out = tmp_path_factory.mktemp("outputs")
+    first = publish(synthetic_tree(FIRST_ID, growth=0.55, seed=1), out, FIRST_ID)
+    second = publish(synthetic_tree(SECOND_ID, seed=2, extra_point=True), out, SECOND_ID)
+    return out, first / "forecast.nc", second / "forecast.nc"
+
+
+@pytest.fixture(scope="module")
+def report_files(published, tmp_path_factory):
+    from forecast.report import write_report_files
+
+    _, first, second = published
+    out = tmp_path_factory.mktemp("report")
+    written = write_report_files(second, out, accelerators=False)
+    first_out = tmp_path_factory.mktemp("report_first")
+    written_first = write_report_files(first, first_out, accelerators=False)
+    return written, written_first
+
+
+def draws(path: Path, var: str, scenario: str, wall: str) -> np.ndarray:
+    with xr.open_dataset(path, group="forecast", engine="h5netcdf") as ds:
+        return ds[var].sel(scenario=scenario, wall=wall).values.ravel()
+
+
+def expect_year(v: np.ndarray, q: float) -> str:
+    """What the report must print for the q-quantile of hit years, from np.quantile."""
+    with np.errstate(invalid="ignore"):  # inf - inf between two never-hit draws: nan
+        x = np.quantile(v, q)
+    return f"{x:.1f}" if np.isfinite(x) else f"not by {LAST}"
+
+
+def expect_flop(v: np.ndarray, q: float) -> str:
+    with np.errstate(invalid="ignore"):
+        x = np.quantile(v, q)
+    if not np.isfinite(x):
+        return "not hit"
+    m, e = f"{x:.1e}".split("e")
+    return f"{m}e{int(e)}"
+
+
+def md_table(text: str, first_header: str) -> list[list[str]]:
+    """Rows of the Markdown table whose header starts with ``first_header``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split(" | ")])
+    return rows
+
+
+# ----------------------------------------------------------------------------- report numbers
+
+
+def test_report_table_matches_dataset_quantiles(published, report_files):
+    _, _, second = published
+    md = report_files[0]["report_md"].read_text()
+    rows = md_table(md, "scenario")
+    assert len(rows) == 4
+    seen_not_hit = False
+    for scenario, wall, med, interval_, fmed, finterval, p_hit in rows:
+        key = {"data-movement": "data_movement", "latency": "latency"}[wall]
+        v = draws(second, "hit_year", scenario, key)
+        f = draws(second, "hit_flop", scenario, key)
+        assert med == expect_year(v, 0.5)
+        assert interval_ == f"{expect_year(v, 0.1)} – {expect_year(v, 0.9)}"
+        assert fmed == expect_flop(f, 0.5)
+        assert finterval == f"{expect_flop(f, 0.1)} – {expect_flop(f, 0.9)}"
+        assert p_hit == f"{np.mean(np.isfinite(v)):.0%}"
+        seen_not_hit |= "not by" in interval_
+    assert seen_not_hit  # the late-walls latency wall exercises the +inf path
+
+
+def test_headline_numbers_come_from_the_dataset(published, report_files):
+    _, _, second = published
+    md = report_files[0]["report_md"].read_text()
+    page = report_files[0]["report_html"].read_text()
+    m = re.search(
+        r"hit the (data-movement|latency) wall in (\d{4}) \(80%: (\d{4})–(\d{4})\) "
+        r"at about (\S+) FLOP",
+        md,
+    )
+    assert m, md[:500]
+    wall = m.group(1).replace("-", "_")
+    v = draws(second, "hit_year", "baseline", wall)
+    other = draws(
+        second, "hit_year", "baseline", "latency" if wall == "data_movement" else "data_movement"
+    )
+    assert np.median(v) <= np.median(other)  # the headline names the wall hit first
+    cal = [math.floor(round(float(np.quantile(v, q)), 1)) for q in (0.5, 0.1, 0.9)]
+    assert [int(m.group(i)) for i in (2, 3, 4)] == cal
+    mant, exp = f"{np.median(draws(second, 'hit_flop', 'baseline', wall)):.0e}".split("e")
+    assert m.group(5) == f"{mant}e{int(exp)}"
+    assert m.group(0) in page  # the HTML says the same
+
+
+def test_html_is_self_contained(report_files):
+    page = report_files[0]["report_html"].read_text()
+    assert "<link" not in page and "<script" not in page and "@import" not in page
+    assert not re.search(r"url\(\s*['\"]?(?!data:)", page)
+    srcs = re.findall(r"""src\s*=\s*["']([^"']*)["']""", page)
+    assert len(srcs) >= 4 and all(s.startswith("data:image/") for s in srcs)
+    assert not re.search(r"href\s*=\s*[\"'](?!#)", page)
+    for section in ("Provenance", "What uncertainty the model does not include", "Trend fits"):
+        assert section in page
+    assert SECOND_ID in page and "hash-26" in page  # provenance: id and data hash
+
+
+def test_what_changed_lists_moved_medians_and_data_rows(published, report_files):
+    _, first, second = published
+    md = report_files[0]["report_md"].read_text()
+    section = md.split("## What changed since the previous forecast")[1].split("\n## ")[0]
+    assert FIRST_ID in section
+    old = draws(first, "hit_year", "baseline", "data_movement")
+    new = draws(second, "hit_year", "baseline", "data_movement")
+    assert abs(np.median(new) - np.median(old)) > 0.1  # the fixture moves it
+    line = (
+        f"baseline, data-movement wall: median hit year {np.median(old):.1f} → "
+        f"{np.median(new):.1f} ({np.median(new) - np.median(old):+.1f} years)"
+    )
+    assert line in section
+    assert "hardware data points added (1): new-acc|flops" in section
+    assert "hardware rows: 24 → 25" in section
+    first_md = report_files[1]["report_md"].read_text()
+    assert "This is the first forecast" in first_md
+
+
+def test_previous_forecast_is_found_by_id_order(published):
+    from forecast.report.numbers import previous_forecast_path
+
+    out, first, second = published
+    assert previous_forecast_path(second) == first.resolve()
+    assert previous_forecast_path(first) is None
+    assert previous_forecast_path(out) == first.resolve()  # via outputs/latest
+
+
+# ----------------------------------------------------------------------------- deck
+
+
+def test_deck_slides_titles_and_numbers(published, tmp_path):
+    from pptx import Presentation
+    from pptx.util import Pt
+
+    from forecast.report import write_deck_file
+    from forecast.report.deck import SLIDE_TITLES
+
+    _, _, second = published
+    path = write_deck_file(second, tmp_path)
+    prs = Presentation(str(path))
+    titles = [s.shapes.title.text for s in prs.slides]
+    fixed = list(SLIDE_TITLES[:-1])
+    assert titles[: len(fixed)] == fixed
+    rest = titles[len(fixed) :]
+    assert rest and all(t.startswith("Assumptions and sources") for t in rest)
+
+    def texts(slide) -> str:
+        out = []
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                out.append(shape.text_frame.text)
+            if shape.has_table:
+                out += [c.text for row in shape.table.rows for c in row.cells]
+        return "\n".join(out)
+
+    answer = texts(prs.slides[1])
+    v = draws(second, "hit_year", "baseline", "data_movement")
+    med, lo, hi = (math.floor(round(float(np.quantile(v, q)), 1)) for q in (0.5, 0.1, 0.9))
+    assert f"data-movement wall in {med} (80%: {lo}–{hi})" in answer
+    assert f"median hit year is {np.quantile(v, 0.5):.1f}" in answer
+
+    table = next(s for s in prs.slides[3].shapes if s.has_table).table
+    cells = [[c.text for c in row.cells] for row in table.rows][1:]
+    assert len(cells) == 4
+    for scenario, wall, median, interval_, p_hit in cells:
+        w = draws(second, "hit_year", scenario, wall.replace("-", "_"))
+        assert median == expect_year(w, 0.5)
+        assert interval_ == f"{expect_year(w, 0.1)} – {expect_year(w, 0.9)}"
+        assert p_hit == f"{np.mean(np.isfinite(w)):.0%}"
+
+    drivers = texts(prs.slides[5])
+    assert "Spearman rank correlation" in drivers
+    assert any(s.shape_type == 13 for s in prs.slides[2].shapes)  # the fan chart picture
+    n_keys = sum(
+        1 for _ in re.finditer(r"^source = ", (REPO / "priors/baseline.toml").read_text(), re.M)
+    )
+    table_rows = sum(
+        len(s.table.rows) - 1 for slide in list(prs.slides)[6:] for s in slide.shapes if s.has_table
+    )
+    assert table_rows == n_keys
+
+    for slide in prs.slides:  # readable: titles >= 28 pt, everything else >= 18 pt
+        for shape in slide.shapes:
+            frames = [shape.text_frame] if shape.has_text_frame else []
+            if shape.has_table:
+                frames += [c.text_frame for row in shape.table.rows for c in row.cells]
+            minimum = Pt(28) if shape == slide.shapes.title else Pt(18)
+            for tf in frames:
+                for p in tf.paragraphs:
+                    for r in p.runs:
+                        assert r.font.size is not None and r.font.size >= minimum, r.text
+
+
+# ----------------------------------------------------------------------------- charts and drivers
+
+
+UNIT_WORDS = ("FLOP", "year", "Year", "fraction", "bytes", "unitless", "input", "Scenario")
+
+
+def test_every_chart_has_labelled_axes_with_units(published):
+    from forecast.report import charts
+    from forecast.report.numbers import (
+        AcceleratorWalls,
+        load_forecast,
+        summary_rows,
+        uncertainty_drivers,
+    )
+
+    fc = load_forecast(published[2])
+    grid = np.arange(22.0, 33.0, 0.5)
+    aw = AcceleratorWalls(
+        curves=[
+            {
+                "accelerator": "X",
+                "log10_flop": grid,
+                "utilization": np.linspace(0.7, 0, grid.size),
+                "dm": 28.0,
+                "lat": 31.0,
+            }
+        ]
+    )
+    drivers, _ = uncertainty_drivers(fc)
+    figures = {
+        "fan": charts.fan_chart(fc),
+        "hit": charts.hit_year_chart(fc),
+        "trend": charts.trend_chart(fc),
+        "util": charts.utilization_chart(aw),
+        "drivers": charts.drivers_chart(drivers, "data_movement"),
+        "scenarios": charts.scenario_chart(summary_rows(fc.forecast), LAST),
+    }
+    for name, fig in figures.items():
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        assert axes, name
+        for ax in axes:
+            x, y = ax.get_xlabel(), ax.get_ylabel()
+            assert x and y, (name, x, y)
+            assert any(w in x for w in UNIT_WORDS) and any(w in y for w in UNIT_WORDS), (name, x, y)
+            assert ax.has_data(), name  # no empty charts
+    assert figures["fan"].axes[0].get_yscale() == "log"
+    assert "FLOP" in figures["fan"].axes[0].get_ylabel()
+
+
+def test_uncertainty_drivers_rank_the_input_that_moves_the_wall_first(published):
+    from forecast.report.numbers import load_forecast, uncertainty_drivers
+
+    fc = load_forecast(published[2])
+    drivers, method = uncertainty_drivers(fc, wall="data_movement")
+    names = [n for n, _ in drivers]
+    assert names[0] == "scaling.batch_tokens_2024" and drivers[0][1] > 0.5
+    assert "training.duration_days" not in names  # constant inputs carry no information
+    assert "Spearman" in method
+
+
+# ----------------------------------------------------------------------------- a real forecast
+
+
+@pytest.fixture(scope="module")
+def real_forecast(tmp_path_factory):
+    """A small real forecast: NUTS fit (2 chains x 150 draws, no convergence gate: this checks
+    the report, not the fit), propagation on sparse years, assembled and published."""
+    import jax
+
+    from forecast import pipeline
+    from forecast.inference import fit_trends, init_jax
+    from forecast.trends import trend_priors_from_prior_set
+
+    init_jax()
+    out = tmp_path_factory.mktemp("real")
+    inputs = pipeline.load_inputs(scenarios=[])
+    fit = fit_trends(
+        inputs.hardware,
+        inputs.frontier_runs,
+        trend_priors_from_prior_set(inputs.priors),
+        rng_key=jax.random.PRNGKey(5),
+        num_chains=2,
+        num_warmup=150,
+        num_samples=150,
+    )
+    years = np.arange(2024, 2046, 3)
+    results = {
+        name: pipeline.propagate_scenario(fit, ps, seed=5, years=years)
+        for name, ps in inputs.scenarios.items()
+    }
+    tree, fid = pipeline.assemble(inputs, fit, results, seed=5, chains=2, draws=150)
+    return publish(tree, out, fid) / "forecast.nc"
+
+
+def test_report_and_deck_commands_on_a_real_forecast(real_forecast, tmp_path):
+    from pptx import Presentation
+    from typer.testing import CliRunner
+
+    from forecast.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(
+        app, ["report", "--forecast", str(real_forecast), "--out", str(tmp_path), "-a", "H100"]
+    )
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["deck", "--forecast", str(real_forecast.parent)])
+    assert r.exit_code == 0, r.output
+    assert (real_forecast.parent / "deck.pptx").exists()  # default: beside the forecast
+    md = (tmp_path / "report.md").read_text()
+    v = draws(real_forecast, "hit_year", "baseline", "data_movement")
+    row = next(r for r in md_table(md, "scenario") if r[1] == "data-movement")
+    assert row[2] == expect_year(v, 0.5)
+    acc = md_table(md, "accelerator")
+    assert len(acc) == 1 and acc[0][0].startswith("NVIDIA H100") and "e" in acc[0][2]
+    assert "This is the first forecast" in md
+    assert "H100" in (tmp_path / "report.html").read_text()
+    prs = Presentation(str(real_forecast.parent / "deck.pptx"))
+    assert prs.slides[1].shapes.title.text == "The answer"
