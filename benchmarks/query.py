@@ -34,7 +34,17 @@ def main() -> None:
 
     path = resolve_forecast_path(args.forecast)
     exe = shutil.which("wallcast") or str(Path(sys.executable).parent / "wallcast")
-    cmd = [exe, "query", "--wall", "data_movement", "--what", "year", "--forecast", str(path), "--json"]
+    cmd = [
+        exe,
+        "query",
+        "--wall",
+        "data_movement",
+        "--what",
+        "year",
+        "--forecast",
+        str(path),
+        "--json",
+    ]
     subprocess.run(cmd, check=True, capture_output=True)  # warm the file cache
     cli = []
     for _ in range(args.repeat):
@@ -57,8 +67,12 @@ def main() -> None:
     assert "jax" not in sys.modules, "the query path imported jax"
 
     print(f"forecast: {path}")
-    print(f"wallcast query (fresh process): median {statistics.median(cli):.2f} s, min {min(cli):.2f} s over {len(cli)}")
-    print(f"query() in process (open file + interval): median {1e3 * statistics.median(full):.1f} ms")
+    print(
+        f"wallcast query (fresh process): median {statistics.median(cli):.2f} s, min {min(cli):.2f} s over {len(cli)}"
+    )
+    print(
+        f"query() in process (open file + interval): median {1e3 * statistics.median(full):.1f} ms"
+    )
     print(f"wall_interval() on a loaded group: median {1e3 * statistics.median(loaded):.2f} ms")
     print("jax imported: no")
     print(f"cli_s={statistics.median(cli):.2f} in_process_ms={1e3 * statistics.median(full):.1f}")

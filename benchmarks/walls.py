@@ -5,9 +5,10 @@
 (a) ``forecast.model.fast.fast_walls`` on N draws in one vectorized call (after compilation).
 (b) The way "Can AI scaling continue through 2030?" solved it: a Python loop over draws, and for
     each draw ``scipy.optimize.brentq`` on log10 compute for each wall.  The predicate is the
-    same plan model on the same reduced plan grids (``forecast.model.fast._evaluate`` with
-    ``dm_plan_grid``, ``small_scale_plan_grid``, ``latency_plan_grid``), compiled once with
-    ``jax.jit`` for a single draw; brentq calls it per evaluation.  This is the realistic
+    same plan model on the same plan grids (``dm_plan_grid`` with the number of microbatches
+    optimized for every plan by ``best_plan_over_m`` -- no coarse stage, no shortlist --,
+    ``small_scale_plan_grid``, ``latency_plan_grid``), compiled once with ``jax.jit`` for a
+    single draw; brentq calls it per evaluation.  This is the realistic
     "SciPy per draw" baseline: the arithmetic of each call is the same as one draw's share of the
     vectorized call, plus one dispatch per evaluation.  It runs on K draws and its cost per draw
     is extrapolated to N.
@@ -43,6 +44,8 @@ from forecast.model.fast import (  # isort: skip
     small_scale_plan_grid,
 )
 from forecast.model.params import Assumptions, Hardware  # isort: skip
+from forecast.model.plan import best_plan_over_m  # isort: skip
+from forecast.model.scaling import model_shape  # isort: skip
 from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid  # isort: skip
 
 # flops, hbm_bandwidth, hbm_capacity, scaleup_bandwidth, scaleup_domain_size, scaleout_bandwidth
@@ -110,8 +113,12 @@ def _lat_ok(hw, a, x):
 
 @jax.jit
 def _dm_util(hw, a, x):
+    """Best utilization over every data-movement plan, m optimized per plan (no shortlist)."""
     hw, a = _lift(hw, a)
-    return jnp.max(_evaluate(hw, a, jnp.reshape(x, (1,)), _GRIDS[0], stationary_m=True).utilization)
+    shape = model_shape(jnp.reshape(x, (1, 1)), a)
+    g = _GRIDS[0]
+    res, _ = best_plan_over_m(hw, a, shape, g.tp[None, :], g.pp[None, :], g.two_d[None, :])
+    return jnp.max(res.utilization)
 
 
 @jax.jit

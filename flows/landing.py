@@ -311,9 +311,7 @@ def _write_sidecar(
 # ----------------------------------------------------------------------------- ingest
 
 
-def ingest_file(
-    path: str | Path, data_dir: str | Path, *, lock_wait: float = 60.0
-) -> IngestResult:
+def ingest_file(path: str | Path, data_dir: str | Path, *, lock_wait: float = 60.0) -> IngestResult:
     """Validate ``path`` and merge it into ``<data_dir>/hardware.csv`` (all or nothing).
 
     The file always leaves where it was: to ``data/rejected/`` (with ``<name>.reason``) or to

@@ -32,8 +32,6 @@ import functools
 import hashlib
 import json
 import logging
-import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -41,24 +39,21 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
 from prefect.futures import wait
-from prefect.utilities.annotations import quote
 
 from flows.locking import exclusive_lock
+from flows.publishing import DEFAULT_KEEP, apply_retention, publish_forecast
 from forecast import pipeline
-from forecast.dataset import FORECAST_FILE, LATEST_POINTER, publish
+from forecast.dataset import FORECAST_FILE
 
 __all__ = [
     "LOCK_FILE",
     "code_hash",
     "flow_with_task_runner",
-    "publish_forecast",
     "refresh_forecast",
     "run_fingerprint",
 ]
 
 LOCK_FILE = ".lock"
-FORECASTS_DIR = "forecasts"
-DEFAULT_KEEP = 20
 _FOREIGN = {"cli", "__main__", "query"}  # forecast modules that do not change a forecast
 
 
@@ -189,67 +184,6 @@ def _latest_fingerprint(outputs_dir: Path) -> tuple[str | None, Path | None]:
         return None, None
 
 
-def _forecast_dirs(forecasts: Path) -> list[Path]:
-    return sorted(p for p in forecasts.iterdir() if p.is_dir() and not p.name.startswith("."))
-
-
-def clean_stale(outputs_dir: Path) -> list[str]:
-    """Remove leftovers of killed publishes (``forecasts/.<id>.*``, ``.trash-*``, ``.latest.*``).
-
-    Only safe while holding the refresh lock (no publish is in flight then).
-    """
-    removed = []
-    forecasts = outputs_dir / FORECASTS_DIR
-    if forecasts.is_dir():
-        for p in forecasts.iterdir():
-            if p.name.startswith("."):
-                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-                removed.append(p.name)
-    for p in outputs_dir.glob(".latest.*"):
-        p.unlink(missing_ok=True)
-        removed.append(p.name)
-    return removed
-
-
-def apply_retention(outputs_dir: Path, keep: int) -> list[str]:
-    """Delete all but the newest ``keep`` forecasts (by id, which sorts by time); never the one
-    ``latest`` points to.  Each is first renamed to ``.trash-<id>`` so that a kill mid-delete
-    leaves no half-deleted forecast under its own name."""
-    forecasts = outputs_dir / FORECASTS_DIR
-    if keep < 1 or not forecasts.is_dir():
-        return []
-    pointer = outputs_dir / LATEST_POINTER
-    current = (outputs_dir / pointer.read_text().strip()).resolve() if pointer.exists() else None
-    dirs = _forecast_dirs(forecasts)
-    removed = []
-    for d in dirs[: max(len(dirs) - keep, 0)]:
-        if current is not None and d.resolve() == current:
-            continue
-        trash = d.with_name(f".trash-{d.name}")
-        os.rename(d, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-        removed.append(d.name)
-    return removed
-
-
-def publish_forecast(
-    tree: Any,
-    outputs_dir: str | Path,
-    forecast_id: str,
-    *,
-    keep: int = DEFAULT_KEEP,
-) -> tuple[Path, list[str]]:
-    """Clean leftovers, publish atomically (``forecast.dataset.publish``), apply retention.
-
-    Call it while holding ``<outputs>/.lock``.  Returns (published folder, removed ids).
-    """
-    outputs_dir = Path(outputs_dir)
-    outputs_dir.mkdir(parents=True, exist_ok=True)
-    clean_stale(outputs_dir)
-    published = publish(tree, outputs_dir, forecast_id)
-    return published, apply_retention(outputs_dir, keep)
-
-
 @task(name="publish", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2)
 def publish_task(
     inputs: pipeline.Inputs,
@@ -275,9 +209,7 @@ def publish_task(
             "forecast_id": latest_path.parent.name,
             "removed": apply_retention(out, keep),
         }
-    tree, fid = pipeline.assemble(
-        inputs, fit_tree, results, seed=seed, chains=chains, draws=draws
-    )
+    tree, fid = pipeline.assemble(inputs, fit_tree, results, seed=seed, chains=chains, draws=draws)
     tree.attrs["run_fingerprint"] = fingerprint
     tree.attrs["code_hash"] = code
     published, removed = publish_forecast(tree, out, fid, keep=keep)
@@ -342,8 +274,7 @@ def summary_markdown(
         f"priors `{attrs.get('priors_name', '?')}`; scenarios {attrs.get('scenarios', '?')}",
         f"- MCMC: {attrs.get('chains', '?')} chains x {attrs.get('draws', '?')} draws, "
         f"seed {attrs.get('seed', '?')}",
-        "- tasks: "
-        + ", ".join(f"{name} ({state})" for name, state in sorted(task_states.items())),
+        "- tasks: " + ", ".join(f"{name} ({state})" for name, state in sorted(task_states.items())),
         "",
         "| scenario | wall | hit year, median (interval) | hit FLOP, median (interval) | not hit |",
         "|---|---|---|---|---|",
@@ -460,8 +391,8 @@ def refresh_forecast(
                 fit_names[tk] = f"fit-trends-{name}"
                 fit_keys[tk] = _digest([inputs.data_hash, tk, chains, draws, seed, code])
                 fits[tk] = fit_task.with_options(task_run_name=fit_names[tk]).submit(
-                    quote(inputs),
-                    quote(prior_set),
+                    inputs,
+                    prior_set,
                     data_hash=inputs.data_hash,
                     trend_priors=tk,
                     chains=chains,
@@ -471,7 +402,7 @@ def refresh_forecast(
                 )
             props[name] = propagate_task.with_options(task_run_name=f"propagate-{name}").submit(
                 fits[tk],
-                quote(prior_set),
+                prior_set,
                 fit_key=fit_keys[tk],
                 scenario=name,
                 scenario_text=prior_set.text,
@@ -486,17 +417,15 @@ def refresh_forecast(
             states[f"propagate-{name}"] = fut.state.name
         results = {name: fut.result() for name, fut in props.items()}
         base_fit = next(iter(fits.values())).result()
-        logger.info(
-            "tasks: " + ", ".join(f"{k}={v}" for k, v in states.items())
-        )
+        logger.info("tasks: " + ", ".join(f"{k}={v}" for k, v in states.items()))
 
         fingerprint = run_fingerprint(
             inputs, seed=seed, chains=chains, draws=draws, years=yrs, code=code
         )
         pub_state = publish_task(
-            quote(inputs),
-            quote(base_fit),
-            quote(results),
+            inputs,
+            base_fit,
+            results,
             outputs_dir=str(outputs),
             seed=seed,
             chains=chains,

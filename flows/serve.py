@@ -20,6 +20,7 @@ on SQLite under ``$PREFECT_HOME``) and against a real server (``PREFECT_API_URL`
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ def watch_landing(
     data_dir: str | None = None,
     outputs_dir: str | None = None,
     priors: str | None = None,
+    scenarios: list[str] | None = None,
     scenario_dir: str | None = None,
     chains: int = 4,
     draws: int = 1000,
@@ -79,6 +81,7 @@ def watch_landing(
                     priors=priors,
                     data_dir=str(data),
                     outputs_dir=outputs_dir,
+                    scenarios=scenarios,
                     scenario_dir=scenario_dir,
                     chains=chains,
                     draws=draws,
@@ -145,6 +148,24 @@ class LandingPoller(threading.Thread):
                 log.warning(f"landing poll failed: {type(exc).__name__}: {exc}")
 
 
+def _share_embedded_server() -> None:
+    """On the embedded default, point flow-run subprocesses at this process's temporary server.
+
+    Without ``PREFECT_API_URL`` each flow run the runner starts would launch a temporary server
+    of its own (~10 s, a second process on the same SQLite file).  Runner subprocesses inherit
+    ``os.environ``, so exporting the URL of the server already running here avoids that.
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()  # the process-wide embedded server (started on first use)
+    server.start()
+    os.environ["PREFECT_API_URL"] = server.api_url
+
+
 def serve_forecast(
     *,
     cron: str = "0 6 * * 1",
@@ -195,6 +216,7 @@ def serve_forecast(
     )
     for deployment in (weekly, landing):
         runner.add_deployment(deployment)
+    _share_embedded_server()
     poller.start()
     print(
         f"wallcast serve: deployments {refresh_forecast.name}/{REFRESH_DEPLOYMENT} "
@@ -208,4 +230,3 @@ def serve_forecast(
         pass
     finally:
         poller.stop.set()
-

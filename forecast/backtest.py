@@ -221,7 +221,9 @@ def backtest_origin(
         if fit_cache is not None:
             fit_cache[key] = (dt, report)
     fit_seconds = time.perf_counter() - start
-    pred = posterior_predictive(dt, hardware=test, frontier=None, rng_key=jax.random.PRNGKey(seed + 1))
+    pred = posterior_predictive(
+        dt, hardware=test, frontier=None, rng_key=jax.random.PRNGKey(seed + 1)
+    )
     d = pred["log10_value"]  # (sample, obs)
     y = np.asarray(test.log10_values, dtype=float)
     probs = np.asarray(PROBS)
@@ -315,9 +317,7 @@ def backtest_dataset(results: Sequence[OriginResult]) -> xr.Dataset:
         for j, metric in enumerate(metrics):
             sel = np.ones(r.metrics.size, bool) if metric == "all" else r.metrics == metric
             n_held[o, j] = int(sel.sum())
-            n_train[o, j] = (
-                sum(r.n_train.values()) if metric == "all" else r.n_train.get(metric, 0)
-            )
+            n_train[o, j] = sum(r.n_train.values()) if metric == "all" else r.n_train.get(metric, 0)
             if sel.any():
                 for p_i, p in enumerate(PROBS):
                     cov[p][o, j] = float(np.mean(r.covered[p_i, sel]))

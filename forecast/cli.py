@@ -701,6 +701,10 @@ def serve(
     keep: KeepOpt = 20,
     report: ReportFlagOpt = True,
     year_step: YearStepOpt = 1,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(help="Scenario overlay name in priors/scenarios/ (repeatable); default: all."),
+    ] = None,
 ) -> None:
     """Serve the refresh on a schedule and watch data/incoming/ for new accelerator files.
 
@@ -730,8 +734,12 @@ def serve(
             "keep": keep,
             "reports": report,
             "years": _year_grid(year_step),
+            "scenarios": [str(Path(x).resolve()) if x.endswith(".toml") else x for x in scenario]
+            if scenario
+            else None,
         },
     )
+
 
 def _json_default(x: Any) -> Any:
     return float(x)
@@ -851,6 +859,203 @@ def deck(forecast: ReportForecastOpt = None, out: ReportOutOpt = None) -> None:
     from forecast.report import write_deck_file
 
     typer.echo(f"wrote {write_deck_file(_report_forecast_path(forecast), out)}")
+
+
+# ----------------------------------------------------------------------------- sensitivity
+
+
+def _json_clean(x: Any) -> Any:
+    """NaN/inf -> None, recursively (strict JSON)."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _json_clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_json_clean(v) for v in x]
+    return x
+
+
+@app.command()
+@_reports_errors
+def sensitivity(
+    forecast: Annotated[
+        Path | None,
+        typer.Option(
+            help="Forecast file or folder: anchor the 2024 hardware levels on its posterior, use "
+            "its priors, and store the result as its 'sensitivity' group. Default: anchor on the "
+            "data and store nothing."
+        ),
+    ] = None,
+    samples: Annotated[
+        int, typer.Option(min=8, help="Sobol base samples N (N x (k+2) model evaluations).")
+    ] = 1024,
+    priors: Annotated[
+        Path | None, typer.Option(help="Prior file (TOML); default: the forecast's or baseline.")
+    ] = None,
+    scenario: Annotated[
+        str | None, typer.Option(help="Scenario overlay name in priors/scenarios/.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the Sobol design and the bootstrap.")] = 0,
+    year_step: Annotated[
+        int, typer.Option(min=1, help="Compute the walls every this many years, interpolate.")
+    ] = 2,
+    top: Annotated[int, typer.Option(min=1, help="Inputs shown per target in the table.")] = 8,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print every (target, input) row as a JSON list.")
+    ] = False,
+) -> None:
+    """Rank the uncertain inputs by their Sobol indices for each wall's hit year and hit FLOP.
+
+    First-order index: share of the target's variance explained by the input alone; total
+    index: including its interactions. Tornado: the target with the input at its 10th and 90th
+    percentile, every other input at its median.
+    """
+    import time
+
+    from forecast import pipeline
+    from forecast import sensitivity as sens
+    from forecast.priors import load_overlay, load_priors
+
+    start = time.perf_counter()
+    path = None
+    if forecast is not None:
+        from forecast.dataset import open_forecast, resolve_forecast_path
+
+        path = resolve_forecast_path(forecast)
+        with open_forecast(path) as tree:
+            anchors = sens.forecast_anchors(tree)
+            prior_set = load_priors(priors) if priors else sens._forecast_priors(tree)
+    else:
+        from forecast.hardware import load_hardware
+
+        prior_set = load_priors(priors or pipeline.DEFAULT_PRIORS)
+        anchors = sens.data_anchors(load_hardware(), prior_set)
+    if scenario:
+        prior_set = prior_set.overlay(load_overlay(pipeline.scenario_path(scenario)))
+    result = sens.run_sensitivity(
+        prior_set,
+        anchors,
+        n=samples,
+        seed=seed,
+        wall_year_step=year_step,
+        progress=lambda m: typer.echo(m, err=True),
+    )
+    ds = sens.sensitivity_dataset(result)
+    if path is not None:
+        sens.add_group(path, "sensitivity", ds)
+        typer.echo(f"stored group 'sensitivity' in {path}", err=True)
+    rows = sens.ranking_rows(ds)
+    if json_out:
+        typer.echo(json.dumps(_json_clean(rows), indent=2))
+        return
+    typer.echo(
+        f"Sobol indices, priors {prior_set.name}: N = {samples} base samples, "
+        f"{result.settings['evaluations']} evaluations, 95% bootstrap intervals, "
+        f"{time.perf_counter() - start:.0f} s"
+    )
+    for t, target in enumerate(result.targets):
+        unit = "year" if target.endswith("year") else "log10 FLOP"
+        typer.echo(
+            f"\n{target} (all medians: {result.baseline[t]:.2f}; "
+            f"not hit, capped: {result.capped_fraction[t]:.0%})"
+        )
+        typer.echo(
+            f"{'rank':>4}  {'input':<44} {'first order':>20} {'total':>20}  tornado p10 -> p90 ({unit})"
+        )
+        for r in [r for r in rows if r["target"] == target][:top]:
+            s1 = f"{r['first_order']:.2f} [{r['first_order_ci'][0]:.2f}, {r['first_order_ci'][1]:.2f}]"
+            st = f"{r['total']:.2f} [{r['total_ci'][0]:.2f}, {r['total_ci'][1]:.2f}]"
+            typer.echo(
+                f"{r['rank']:>4}  {r['input']:<44} {s1:>20} {st:>20}  "
+                f"{r['tornado_low']:.2f} -> {r['tornado_high']:.2f}"
+            )
+
+
+# ----------------------------------------------------------------------------- backtest
+
+
+@app.command()
+@_reports_errors
+def backtest(
+    draws: Annotated[int, typer.Option(min=50, help="Posterior draws per chain.")] = 500,
+    chains: Annotated[int, typer.Option(min=1, help="MCMC chains.")] = 2,
+    warmup: Annotated[
+        int | None, typer.Option(min=50, help="Warm-up steps per chain; default: draws.")
+    ] = None,
+    origin: Annotated[
+        list[int] | None,
+        typer.Option(help="Origin year (repeatable); default 2018, 2020, 2022."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Random seed of the fits.")] = 0,
+    priors: Annotated[
+        Path | None, typer.Option(help="Prior file (TOML); default priors/baseline.toml.")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Folder with hardware.csv and frontier_runs.csv.")
+    ] = None,
+    forecast: Annotated[
+        Path | None,
+        typer.Option(help="Forecast file or folder to store the results in (group 'backtest')."),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object per (metric, origin).")
+    ] = False,
+) -> None:
+    """Rolling-origin backtest: fit the hardware trends on flagships released before each origin
+    and score the predictive intervals of those released after (coverage, log score)."""
+    import time
+
+    from forecast import backtest as bt
+    from forecast import pipeline
+    from forecast.hardware import load_frontier_runs, load_hardware
+    from forecast.inference import init_jax
+    from forecast.priors import load_priors
+    from forecast.trends import trend_priors_from_prior_set
+
+    start = time.perf_counter()
+    init_jax()
+    data = Path(data_dir or pipeline.DEFAULT_DATA_DIR)
+    prior_set = load_priors(priors or pipeline.DEFAULT_PRIORS)
+    results = bt.run_backtest(
+        load_hardware(data / "hardware.csv"),
+        load_frontier_runs(data / "frontier_runs.csv"),
+        trend_priors_from_prior_set(prior_set),
+        origin or bt.DEFAULT_ORIGINS,
+        chains=chains,
+        warmup=draws if warmup is None else warmup,
+        draws=draws,
+        seed=seed,
+        progress=lambda m: typer.echo(m, err=True),
+    )
+    ds = bt.backtest_dataset(results)
+    if forecast is not None:
+        from forecast.dataset import resolve_forecast_path
+
+        path = bt.add_backtest(resolve_forecast_path(forecast), ds)
+        typer.echo(f"stored group 'backtest' in {path}", err=True)
+    rows = bt.coverage_rows(ds)
+    if json_out:
+        typer.echo(json.dumps(_json_clean(rows), indent=2))
+        return
+
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{v:.0%}"
+
+    typer.echo(
+        f"Backtest of the hardware trends ({chains} chains x {draws} draws per origin; "
+        f"{time.perf_counter() - start:.0f} s): coverage of central predictive intervals"
+    )
+    typer.echo(
+        f"{'origin':>6}  {'metric':<18} {'train':>5} {'held out':>8} {'50%':>5} {'80%':>5} "
+        f"{'95%':>5} {'log score':>9}  r-hat max"
+    )
+    for r in rows:
+        ls = "-" if r["log_score"] is None else f"{r['log_score']:.2f}"
+        typer.echo(
+            f"{r['origin']:>6}  {r['metric']:<18} {r['n_train']:>5} {r['n_held_out']:>8} "
+            f"{pct(r['coverage_50']):>5} {pct(r['coverage_80']):>5} {pct(r['coverage_95']):>5} "
+            f"{ls:>9}  {r['rhat_max']:.3f}"
+        )
 
 
 # ----------------------------------------------------------------------------- later commands

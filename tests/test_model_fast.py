@@ -173,14 +173,6 @@ def test_infinity_conventions():
     assert 27.0 < float(dm) < 30.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "fast_walls ignores the lower end of log10_flop_range for the data-movement wall: "
-        "it bisects from the small-scale scan (1e21..1e28), so with range (33, 40) it returns "
-        "dm = 28.7 while lat = -inf (dm > lat), and with (29, 40) dm = 28.7 < 29"
-    ),
-)
 def test_dm_wall_respects_search_range():
     h100 = Hardware(*PARTS[0])
     dm, lat = fast_walls(h100, log10_flop_range=(33.0, 40.0))

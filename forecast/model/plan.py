@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from forecast.model.params import Assumptions, Hardware
@@ -126,19 +127,9 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
     dp_sync = grad_bytes * 2.0 * ((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out))
 
     mem_static = 2.0 * p * shape.params / (pp * tp)
-    mem_per_token = (
-        a.optimizer_bytes_per_param * shape.params * m / (shape.batch_tokens * pp * tp)
-        + jnp.minimum(m, pp)
-        * layers_per_stage
-        * a.activation_bytes_per_token_dim
-        * (p / 2.0)
-        * d
-        / tp
-    )
-    return {
+    terms = {
         "tp": tp,
         "pp": pp,
-        "m": m,
         "arith": arith,
         "hbm0": hbm0,
         "hbm1": hbm1,
@@ -148,8 +139,30 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
         "slot_overhead": slot_overhead,
         "dp_sync": dp_sync,
         "mem_static": mem_static,
-        "mem_per_token": mem_per_token,
+        # Memory per microbatch token: optimizer shards grow with m (fewer replicas at a fixed
+        # batch), activations with the microbatches in flight, min(m, pp).
+        "mem_optimizer_per_m": a.optimizer_bytes_per_param
+        * shape.params
+        / (shape.batch_tokens * pp * tp),
+        "mem_activation_per_microbatch": layers_per_stage
+        * a.activation_bytes_per_token_dim
+        * (p / 2.0)
+        * d
+        / tp,
     }
+    return with_microbatches(terms, m)
+
+
+def with_microbatches(terms: dict, m) -> dict:
+    """Terms of the same plan with ``m`` microbatches per step (the only m-dependent entries)."""
+    m = jnp.asarray(m, dtype=jnp.float64)
+    out = dict(terms)
+    out["m"] = m
+    out["mem_per_token"] = (
+        terms["mem_optimizer_per_m"] * m
+        + jnp.minimum(m, terms["pp"]) * terms["mem_activation_per_microbatch"]
+    )
+    return out
 
 
 def step_time(terms: dict, b):
@@ -165,7 +178,11 @@ def step_time(terms: dict, b):
 
 def best_plan(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d) -> PlanResult:
     """Utilization of a plan shape at the largest microbatch that meets deadline and memory."""
-    t = plan_terms(hw, a, shape, tp, pp, m, two_d)
+    return best_from_terms(hw, a, shape, plan_terms(hw, a, shape, tp, pp, m, two_d))
+
+
+def best_from_terms(hw: Hardware, a: Assumptions, shape: ModelShape, t: dict) -> PlanResult:
+    """:func:`best_plan` from precomputed :func:`plan_terms`."""
     m_, pp_ = t["m"], t["pp"]
     budget = a.duration_s / shape.steps  # seconds per step
     lps = t["layers_per_stage"]
@@ -195,40 +212,56 @@ def best_plan(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d)
     )
 
 
-def stationary_microbatches(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, two_d):
-    """Microbatch counts that balance the pipeline bubble against per-microbatch costs.
+_GOLDEN = (5.0**0.5 - 1.0) / 2.0
+MAX_LOG2_MICROBATCHES = 20.0
 
-    With the deadline binding, a pipelined plan's utilization is proportional to
-    ``b / slot(b) - b (pp - 1) / tau`` (``tau`` the step budget): larger microbatches amortize
-    weight reads and latency, but leave room for fewer microbatches and so a larger bubble.
-    On a piece where ``slot = alpha + beta b`` the optimum is
-    ``b* = (sqrt(alpha tau / (pp - 1)) - alpha) / beta``, and ``m = tau / slot(b*) - pp + 1``.
-    Returns ``m`` for the stationary points of the HBM piece (weight re-reads) and of the
-    arithmetic piece, and for the breakpoint where arithmetic overtakes HBM, stacked on a new
-    last axis; 1 where there is no pipeline.  ``best_plan`` then takes the best of these.
+
+def best_plan_over_m(
+    hw: Hardware,
+    a: Assumptions,
+    shape: ModelShape,
+    tp,
+    pp,
+    two_d,
+    iterations: int = 16,
+    max_log2_m: float = MAX_LOG2_MICROBATCHES,
+) -> tuple[PlanResult, jnp.ndarray]:
+    """Best plan over the number of microbatches, and that number.
+
+    ``m`` is continuous in [1, 2^max_log2_m] (like dp, it is a relaxation of an integer) and
+    found by golden-section search on log2 m: utilization first rises with m (the pipeline
+    bubble (pp - 1)/m shrinks) and then falls (smaller microbatches re-read weights more often;
+    fewer replicas shard the optimizer less).  16 steps resolve m to about 0.3 %.  Without a
+    pipeline m = 1 is also tried, and the better end kept.
     """
     t = plan_terms(hw, a, shape, tp, pp, 1.0, two_d)
-    pp_ = t["pp"]
-    tau = a.duration_s / shape.steps
-    lps = t["layers_per_stage"]
-    steep = jnp.maximum(t["arith"], t["comm"])
-    candidates_b = []
-    for alpha, beta in (
-        (lps * t["hbm0"] + t["slot_overhead"], lps * t["hbm1"]),
-        (t["slot_overhead"], lps * steep),
-    ):
-        alpha = jnp.maximum(alpha, 1e-30)
-        candidates_b.append((jnp.sqrt(alpha * tau / jnp.maximum(pp_ - 1.0, 1e-9)) - alpha) / beta)
-    # Breakpoint where compute (or tensor traffic) overtakes the weight reads.
-    candidates_b.append(t["hbm0"] / jnp.maximum(steep - t["hbm1"], 1e-30))
-    out = []
-    for b in candidates_b:
-        b = jnp.maximum(b, 1e-9)
-        layer = jnp.maximum(
-            jnp.maximum(t["arith"] * b, t["hbm0"] + t["hbm1"] * b),
-            jnp.maximum(t["comm"] * b, t["latency"]),
-        )
-        slot = lps * layer + t["slot_overhead"]
-        m = jnp.maximum(jnp.floor(tau / slot - pp_ + 1.0), 1.0)
-        out.append(jnp.where(pp_ > 1.0, m, 1.0))
-    return jnp.stack(out, axis=-1)
+
+    def util(x):
+        return best_from_terms(hw, a, shape, with_microbatches(t, 2.0**x)).utilization
+
+    lo = jnp.zeros(jnp.broadcast_shapes(*(jnp.shape(v) for v in t.values())))
+    hi = lo + max_log2_m
+    c = hi - _GOLDEN * (hi - lo)
+    d = lo + _GOLDEN * (hi - lo)
+    uc, ud = util(c), util(d)
+
+    def body(_, state):
+        lo, hi, c, d, uc, ud = state
+        left = uc >= ud  # maximum in [lo, d]
+        lo, hi = jnp.where(left, lo, c), jnp.where(left, d, hi)
+        c_new = hi - _GOLDEN * (hi - lo)
+        d_new = lo + _GOLDEN * (hi - lo)
+        # reuse the surviving point, evaluate the new one
+        c2 = jnp.where(left, c_new, d)
+        d2 = jnp.where(left, c, d_new)
+        x_new = jnp.where(left, c_new, d_new)
+        u_new = util(x_new)
+        uc2 = jnp.where(left, u_new, ud)
+        ud2 = jnp.where(left, uc, u_new)
+        return lo, hi, c2, d2, uc2, ud2
+
+    lo, hi, c, d, uc, ud = jax.lax.fori_loop(0, iterations, body, (lo, hi, c, d, uc, ud))
+    x = jnp.where(uc >= ud, c, d)
+    x = jnp.where(util(jnp.zeros_like(x)) >= jnp.maximum(uc, ud), 0.0, x)
+    m = 2.0**x
+    return best_from_terms(hw, a, shape, with_microbatches(t, m)), m

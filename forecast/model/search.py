@@ -1,8 +1,8 @@
 """Search over parallel plans, the utilization curve and both walls.
 
-``utilization_curve`` evaluates every plan shape of a grid (tp, pp, m as powers of two, 1D or
-2D tensor parallelism) at every compute budget of a grid, in one vectorized call, and keeps the
-best.  Walls are read off the curve:
+``utilization_curve`` evaluates every plan shape of a grid (tp and pp powers of two, 1D or 2D
+tensor parallelism, the number of microbatches optimized per plan by golden-section search) at
+every compute budget of a grid, in one vectorized call, and keeps the best.  Walls are read off the curve:
 
 * **data-movement wall**: the compute up to which the best plan's utilization stays at or
   above ``threshold`` (0.8) times the maximum utilization the accelerator reaches at small
@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.plan import best_plan, stationary_microbatches
+from forecast.model.plan import best_plan, best_plan_over_m
 from forecast.model.scaling import model_shape
 
 DEFAULT_LOG10_FLOP_GRID = np.round(np.arange(20.0, 40.0001, 0.05), 4)
@@ -31,7 +31,11 @@ UTILIZATION_THRESHOLD = 0.8
 
 
 class PlanGrid(NamedTuple):
-    """Flattened plan shapes (one entry per shape)."""
+    """Flattened plan shapes (one entry per shape).
+
+    ``m`` is the number of microbatches; 0 means "optimize it" (golden-section search over a
+    continuous m, :func:`forecast.model.plan.best_plan_over_m`).
+    """
 
     tp: np.ndarray
     pp: np.ndarray
@@ -39,18 +43,16 @@ class PlanGrid(NamedTuple):
     two_d: np.ndarray
 
 
-def plan_grid(
-    max_log2_tp: int = 18, max_log2_pp: int = 12, max_log2_m: int = 16, step: int = 1
-) -> PlanGrid:
-    """All shapes with tp, pp, m powers of two (every ``step``-th power) and both TP layouts."""
-    tp = 2.0 ** np.arange(0, max_log2_tp + 1, step)
-    pp = 2.0 ** np.arange(0, max_log2_pp + 1, step)
-    m = 2.0 ** np.arange(0, max_log2_m + 1, step)
+def plan_grid(max_log2_tp: int = 18, max_log2_pp: int = 12) -> PlanGrid:
+    """Every tp and pp that is a power of two, both TP layouts; m optimized per plan."""
+    tp = 2.0 ** np.arange(0, max_log2_tp + 1)
+    pp = 2.0 ** np.arange(0, max_log2_pp + 1)
     two_d = np.array([False, True])
-    grids = np.meshgrid(tp, pp, m, two_d, indexing="ij")
+    grids = np.meshgrid(tp, pp, two_d, indexing="ij")
     flat = [g.ravel() for g in grids]
-    keep = ~(flat[3] & (flat[0] < 4))  # 2D needs at least a 2x2 mesh
-    return PlanGrid(*(f[keep] for f in flat))
+    keep = ~(flat[2] & (flat[0] < 4))  # 2D needs at least a 2x2 mesh
+    tp, pp, two_d = (f[keep] for f in flat)
+    return PlanGrid(tp, pp, np.zeros_like(tp), two_d)
 
 
 class Curve(NamedTuple):
@@ -71,17 +73,13 @@ class Curve(NamedTuple):
 @jax.jit
 def _curve(hw: Hardware, a: Assumptions, log10_flop, tp, pp, m, two_d):
     shape = model_shape(log10_flop[:, None], a)
-    # Grid microbatch counts, plus for each (tp, pp, layout) the stationary counts.
-    m_star = stationary_microbatches(hw, a, shape, tp[None, :], pp[None, :], two_d[None, :])
-    n_c, n_k = m_star.shape[0], tp.size
-    k = m_star.shape[-1] + 1
-    tp_all = jnp.tile(tp, k)
-    pp_all = jnp.tile(pp, k)
-    td_all = jnp.tile(two_d, k)
-    m_all = jnp.concatenate(
-        [jnp.broadcast_to(m, (n_c, n_k))] + [m_star[..., i] for i in range(k - 1)], axis=1
+    res, m_best = best_plan_over_m(hw, a, shape, tp[None, :], pp[None, :], two_d[None, :])
+    fixed = best_plan(
+        hw, a, shape, tp[None, :], pp[None, :], jnp.maximum(m, 1.0)[None, :], two_d[None, :]
     )
-    res = best_plan(hw, a, shape, tp_all[None, :], pp_all[None, :], m_all, td_all[None, :])
+    use_fixed = (m > 0)[None, :]
+    res = type(res)(*(jnp.where(use_fixed, f, r) for f, r in zip(fixed, res, strict=True)))
+    m_all = jnp.where(use_fixed, m[None, :], m_best)
     idx = jnp.argmax(res.utilization, axis=1)
 
     def take(x):
@@ -93,10 +91,10 @@ def _curve(hw: Hardware, a: Assumptions, log10_flop, tp, pp, m, two_d):
         log10_flop=log10_flop,
         utilization=take(res.utilization),
         feasible=jnp.any(res.feasible, axis=1),
-        tp=take(tp_all[None, :]),
-        pp=take(pp_all[None, :]),
+        tp=take(tp[None, :]),
+        pp=take(pp[None, :]),
         m=take(m_all),
-        two_d=take(td_all[None, :]),
+        two_d=take(two_d[None, :]),
         data_parallel=take(res.data_parallel),
         microbatch_tokens=take(res.microbatch_tokens),
         n_accelerators=take(res.n_accelerators),

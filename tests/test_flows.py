@@ -1,0 +1,267 @@
+"""The refresh-forecast flow: caching, locking, artifacts, Dask, and `wallcast serve` for real.
+
+Every test here uses the session's Prefect test harness (tests/conftest.py).  MCMC settings:
+4 chains x 400 draws with seed 3 pass the convergence gate (deterministic for a seed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import xarray as xr
+from typer.testing import CliRunner
+
+from flows.locking import LockBusyError, exclusive_lock
+from flows.refresh import (
+    code_hash,
+    fit_task,
+    flow_with_task_runner,
+    intervals_table,
+    refresh_forecast,
+    summary_markdown,
+)
+from forecast.dataset import latest_forecast_path
+from forecast.hardware import load_hardware
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+REPO = Path(__file__).resolve().parents[1]
+CHAINS, DRAWS, SEED = 4, 400, 3
+YEARS = [2024.0, 2031.0, 2038.0, 2045.0]  # what `--year-step 7` gives
+OVERLAY = """[meta]
+name = "fast-kernels"
+description = "Test overlay: faster kernels (propagation only; shares the baseline fit)."
+
+[latency.kernel_us]
+quantiles = { p10 = 1.5, p50 = 2.5, p90 = 3.5 }
+source = "test"
+note = "test"
+"""
+NEW_ROW = (
+    "Test Accel X1,TestCo,2026-03,announced,true,2.5e15,5.0e15,1.2e13,2.88e11,1.8e12,72,switched,"
+    "1.0e11,https://example.com/x1,Synthetic accelerator for tests"
+)
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("flows")
+    data = root / "data"
+    data.mkdir()
+    for name in ("hardware.csv", "frontier_runs.csv"):
+        shutil.copy(REPO / "data" / name, data / name)
+    overlay = root / "fast-kernels.toml"
+    overlay.write_text(OVERLAY)
+    return {"root": root, "data": data, "outputs": root / "outputs", "overlay": overlay}
+
+
+def _params(ws, **kw):
+    return {
+        "data_dir": str(ws["data"]),
+        "outputs_dir": str(ws["outputs"]),
+        "scenarios": ["baseline", str(ws["overlay"])],
+        "chains": CHAINS,
+        "draws": DRAWS,
+        "seed": SEED,
+        "years": YEARS,
+        "reports": False,
+        **kw,
+    }
+
+
+@pytest.fixture(scope="module")
+def first_run(ws):
+    t0 = time.perf_counter()
+    result = refresh_forecast(**_params(ws))
+    result["wall_seconds"] = time.perf_counter() - t0
+    return result
+
+
+def test_first_refresh_fits_fans_out_and_publishes(ws, first_run):
+    states = first_run["task_states"]
+    assert first_run["status"] == "published" and first_run["cached"] == []
+    assert set(states) == {
+        "load-inputs",
+        "fit-trends-baseline",  # one fit: the overlay changes no trend prior
+        "propagate-baseline",
+        "propagate-fast-kernels",
+        "publish",
+    }
+    assert all(v == "Completed" for v in states.values())
+    assert str(latest_forecast_path(ws["outputs"])) == first_run["path"]
+    with xr.open_datatree(first_run["path"], engine="h5netcdf") as dt:
+        assert list(dt["forecast"]["scenario"].values) == ["baseline", "fast-kernels"]
+        assert list(dt["forecast"]["year"].values) == YEARS
+        assert dt.attrs["code_hash"] == code_hash()
+        assert len(dt.attrs["run_fingerprint"]) == 64
+
+
+def test_artifacts_have_stable_keys(first_run):
+    from prefect.artifacts import Artifact
+
+    summary = Artifact.get("wallcast-summary")
+    assert summary is not None and first_run["forecast_id"] in summary.data
+    assert "| baseline | data_movement |" in summary.data
+    table = Artifact.get("wallcast-intervals")
+    assert table is not None and "hit_year_median" in str(table.data)
+
+
+def test_second_refresh_is_served_from_cache(ws, first_run):
+    before = sorted((ws["outputs"] / "forecasts").iterdir())
+    t0 = time.perf_counter()
+    again = refresh_forecast(**_params(ws))
+    seconds = time.perf_counter() - t0
+    states = again["task_states"]
+    assert states["fit-trends-baseline"] == "Cached"
+    assert states["propagate-baseline"] == states["propagate-fast-kernels"] == "Cached"
+    assert states["load-inputs"] == states["publish"] == "Completed"  # never cached
+    assert again["status"] == "unchanged" and again["path"] == first_run["path"]
+    assert sorted((ws["outputs"] / "forecasts").iterdir()) == before  # no duplicate
+    print(f"first run {first_run['wall_seconds']:.1f} s, cached run {seconds:.1f} s")
+    # republish forces a new forecast from the cached results
+    forced = refresh_forecast(**_params(ws, republish=True, keep=1))
+    assert forced["status"] == "published" and forced["cached"] == again["cached"]
+    assert forced["removed"] == [first_run["forecast_id"]]  # retention keep=1
+    assert str(latest_forecast_path(ws["outputs"])) == forced["path"]
+
+
+def test_cli_run_reports_cached_tasks(ws, first_run):
+    args = ["run", "--data-dir", str(ws["data"]), "--outputs-dir", str(ws["outputs"])]
+    args += ["--scenario", "baseline", "--scenario", str(ws["overlay"]), "--chains", "4"]
+    args += ["--draws", str(DRAWS), "--seed", str(SEED), "--year-step", "7", "--no-report"]
+    from forecast.cli import app
+
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "cached tasks: fit-trends-baseline, propagate-baseline, propagate-fast-kernels" in (
+        res.output
+    )
+    assert "inputs unchanged: latest kept" in res.output
+    assert "fast-kernels" in res.output and "data_movement" in res.output
+
+
+def test_second_refresh_is_refused_while_one_runs(ws):
+    with exclusive_lock(ws["outputs"] / ".lock"):
+        with pytest.raises(
+            LockBusyError, match=rf"another refresh is running \(pid {os.getpid()}\)"
+        ):
+            refresh_forecast(**_params(ws))
+        from forecast.cli import app
+
+        res = CliRunner().invoke(app, ["run", "--outputs-dir", str(ws["outputs"]), "--draws", "50"])
+        assert res.exit_code == 2 and "error: another refresh is running" in res.output
+
+
+def test_dask_task_runner_on_a_local_cluster(ws, first_run):
+    refresh = flow_with_task_runner(
+        "dask", cluster_kwargs={"processes": False, "n_workers": 1, "threads_per_worker": 2}
+    )
+    result = refresh(**_params(ws, years=[2024.0, 2045.0]))  # new grid: propagation reruns
+    states = result["task_states"]
+    assert states["fit-trends-baseline"] == "Cached"
+    assert states["propagate-baseline"] == states["propagate-fast-kernels"] == "Completed"
+    assert result["status"] == "published"
+    with xr.open_datatree(result["path"], engine="h5netcdf") as dt:
+        assert list(dt["forecast"]["year"].values) == [2024.0, 2045.0]
+
+
+def test_fit_cache_key_follows_data_priors_settings_and_code_not_dataframes():
+    inputs_policy = next(p for p in fit_task.cache_policy.policies if hasattr(p, "exclude"))
+    assert set(inputs_policy.exclude) == {"inputs", "prior_set"}
+    base = {
+        "inputs": object(),  # unhashable by design: must be excluded
+        "prior_set": object(),
+        "data_hash": "a" * 64,
+        "trend_priors": "{}",
+        "chains": 4,
+        "draws": 400,
+        "seed": 3,
+        "code": "c",
+    }
+    key = inputs_policy.compute_key(None, base, {})
+    assert key == inputs_policy.compute_key(None, {**base, "inputs": object()}, {})
+    for field, value in [("data_hash", "b" * 64), ("trend_priors", "{1}"), ("draws", 500)]:
+        assert inputs_policy.compute_key(None, {**base, field: value}, {}) != key
+    assert inputs_policy.compute_key(None, {**base, "code": "d"}, {}) != key
+
+
+def test_summary_and_intervals_from_task_free_functions(ws, first_run):
+    from forecast.query import load_forecast_group, summary_table
+
+    path = latest_forecast_path(ws["outputs"])  # first_run's may be gone (retention test)
+    ds, attrs = load_forecast_group(path, ["hit_year", "hit_flop"])
+    rows = summary_table(ds)
+    table = intervals_table(rows)
+    assert {r["scenario"] for r in table} == {"baseline", "fast-kernels"}
+    info = {"status": "published", "path": str(path), "forecast_id": path.parent.name}
+    md = summary_markdown(rows, attrs, info, {"fit-trends-baseline": "Cached"})
+    assert md.startswith(f"# wallcast forecast `{path.parent.name}`")
+    assert "fit-trends-baseline (Cached)" in md
+
+
+@pytest.mark.slow
+def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
+    """`wallcast serve` for real: a bad file is rejected, a good one yields a new forecast."""
+    data, outputs = tmp_path / "data", tmp_path / "outputs"
+    (data / "incoming").mkdir(parents=True)
+    for name in ("hardware.csv", "frontier_runs.csv"):
+        shutil.copy(REPO / "data" / name, data / name)
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(PREFECT_HOME=str(tmp_path / "home"), PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    cmd = [sys.executable, "-m", "forecast", "serve", "--data-dir", str(data)]
+    cmd += ["--outputs-dir", str(outputs), "--poll-seconds", "1", "--settle-seconds", "0.5"]
+    cmd += ["--draws", str(DRAWS), "--seed", str(SEED), "--year-step", "7", "--no-report"]
+    cmd += ["--scenario", "baseline"]
+    log = tmp_path / "serve.log"
+    header = (REPO / "data" / "hardware.csv").read_text().splitlines()[0]
+    rows_before = len(load_hardware(data / "hardware.csv"))
+
+    def drop(name: str, text: str) -> None:
+        tmp = data / "incoming" / f".{name}.part"
+        tmp.write_text(text)
+        tmp.rename(data / "incoming" / name)  # atomic arrival
+
+    def wait_for(pred, timeout: float) -> float:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            if pred():
+                return time.monotonic() - t0
+            time.sleep(0.5)
+        raise AssertionError(f"timed out after {timeout} s:\n{log.read_text()[-3000:]}")
+
+    t_start = time.monotonic()
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        wait_for(lambda: "Ctrl-C to stop" in log.read_text(), 180)
+        t_ready = time.monotonic() - t_start
+        drop("bad.csv", f"{header}\n{NEW_ROW.replace('1.2e13', '12')}\n")
+        t_bad = wait_for(lambda: (data / "rejected" / "bad.csv.reason").exists(), 120)
+        assert (
+            "field 'hbm_bandwidth_bytes_per_s'"
+            in (data / "rejected" / "bad.csv.reason").read_text()
+        )
+        assert not (outputs / "latest").exists()
+        drop("x1.csv", f"{header}\n{NEW_ROW}\n")
+        t_good = wait_for(lambda: (outputs / "latest").exists(), 480)
+        with xr.open_datatree(latest_forecast_path(outputs), engine="h5netcdf") as dt:
+            assert dt.attrs["hardware_rows"] == rows_before + 1
+        assert (data / "processed" / "x1.csv").exists()
+        print(
+            f"serve: ready {t_ready:.0f} s; bad file rejected in {t_bad:.0f} s; "
+            f"good file -> published forecast in {t_good:.0f} s"
+        )
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
