@@ -13,11 +13,9 @@ of ``data/hardware.csv``.  Then, all or nothing:
   written atomically (temporary file + ``os.replace``), and the file is archived in
   ``data/processed/``.
 
-Provenance: ``added_from`` (the source file name) and ``added_at`` (UTC, ISO 8601).  They go into
-``hardware.csv`` itself when the table already has those columns or when
-:func:`forecast.hardware.validate_hardware` accepts them; otherwise into the side table
-``data/hardware_provenance.csv`` (name, added_from, added_at, source_url), so that the loader
-keeps working.
+Provenance: ``added_from`` (the source file name) and ``added_at`` (UTC, ISO 8601), two optional
+columns of ``hardware.csv`` (``forecast.hardware.OPTIONAL_HARDWARE_COLUMNS``), added on the first
+merge and empty for curated rows; the row's ``source_url`` keeps its source.
 
 The functions here are plain Python; :data:`ingest_task` wraps :func:`ingest_file` for flows.
 """
@@ -46,13 +44,11 @@ __all__ = [
     "INCOMING_DIR",
     "PROCESSED_DIR",
     "PROVENANCE_COLUMNS",
-    "PROVENANCE_SIDECAR",
     "REJECTED_DIR",
     "IngestResult",
     "compare_with_existing",
     "ingest_file",
     "pending_files",
-    "provenance_in_table",
     "read_table",
 ]
 
@@ -61,7 +57,6 @@ REJECTED_DIR = "rejected"
 PROCESSED_DIR = "processed"
 HARDWARE_FILE = "hardware.csv"
 PROVENANCE_COLUMNS: tuple[str, ...] = ("added_from", "added_at")
-PROVENANCE_SIDECAR = "hardware_provenance.csv"
 INGEST_LOCK = ".ingest.lock"
 
 #: Columns that may differ between a duplicate and the existing row without a conflict.
@@ -131,26 +126,6 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, list[int]]:
     df.columns = [str(c).strip() for c in df.columns]
     df = df.astype(str).apply(lambda s: s.str.strip()) if len(df) else df
     return df, _record_lines(text)
-
-
-def provenance_in_table(data_dir: str | Path) -> bool:
-    """Whether provenance columns go into ``hardware.csv`` (else into the side table).
-
-    True when the table already has them, or when ``validate_hardware`` accepts them (no
-    "unexpected column" problem), so the loader keeps reading the table.
-    """
-    hw = Path(data_dir) / HARDWARE_FILE
-    if hw.exists():
-        with hw.open(newline="", encoding="utf-8") as fh:
-            header = [c.strip() for c in next(csv.reader(fh), [])]
-        if all(c in header for c in PROVENANCE_COLUMNS):
-            return True
-    probe = pd.DataFrame(columns=[*HARDWARE_COLUMNS, *PROVENANCE_COLUMNS], dtype=str)
-    errors = validate_hardware(probe, HARDWARE_FILE)
-    return not any(e.field in PROVENANCE_COLUMNS for e in errors)
-
-
-# ----------------------------------------------------------------------------- comparing
 
 
 def _as_number(x: str) -> float | None:
@@ -270,12 +245,11 @@ def _merge(
     rows: list[int],
     source: str,
     added_at: str,
-    in_table: bool,
 ) -> None:
     text = hw_path.read_text(encoding="utf-8")
     records = [r for r in csv.reader(io.StringIO(text)) if r]
     header = [c.strip() for c in records[0]]
-    add_columns = [c for c in PROVENANCE_COLUMNS if in_table and c not in header]
+    add_columns = [c for c in PROVENANCE_COLUMNS if c not in header]
     if add_columns:  # first provenance ever: widen every row (empty for curated rows)
         header = header + add_columns
         body = [r + [""] * (len(header) - len(r)) for r in records[1:]]
@@ -287,25 +261,9 @@ def _merge(
     for i in rows:
         src = new.iloc[i]
         out.append([str(src[c]) if c in new.columns else prov.get(c, "") for c in header])
-        if in_table:
-            for c in PROVENANCE_COLUMNS:
-                out[-1][header.index(c)] = prov[c]
+        for c in PROVENANCE_COLUMNS:
+            out[-1][header.index(c)] = prov[c]
     _atomic_write(hw_path, text + _csv_lines(out))
-
-
-def _write_sidecar(
-    data_dir: Path, new: pd.DataFrame, rows: list[int], source: str, added_at: str
-) -> Path:
-    path = data_dir / PROVENANCE_SIDECAR
-    cols = ["name", *PROVENANCE_COLUMNS, "source_url"]
-    text = path.read_text(encoding="utf-8") if path.exists() else _csv_lines([cols])
-    if not text.endswith("\n"):
-        text += "\n"
-    add = [
-        [str(new.iloc[i]["name"]), source, added_at, str(new.iloc[i]["source_url"])] for i in rows
-    ]
-    _atomic_write(path, text + _csv_lines(add))
-    return path
 
 
 # ----------------------------------------------------------------------------- ingest
@@ -346,11 +304,8 @@ def ingest_file(path: str | Path, data_dir: str | Path, *, lock_wait: float = 60
             dest = _move(src, data_dir / PROCESSED_DIR)
             return IngestResult(src.name, "unchanged", duplicates=dups, moved_to=str(dest))
         added_at = _now_iso()
-        in_table = provenance_in_table(data_dir)
-        _merge(hw_path, new, fresh, src.name, added_at, in_table)
+        _merge(hw_path, new, fresh, src.name, added_at)
         prov = str(hw_path)
-        if not in_table:
-            prov = str(_write_sidecar(data_dir, new, fresh, src.name, added_at))
         dest = _move(src, data_dir / PROCESSED_DIR)
         return IngestResult(
             src.name, "merged", added=names, duplicates=dups, moved_to=str(dest), provenance=prov

@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_HARDWARE_PATH",
     "FRONTIER_RUNS_COLUMNS",
     "HARDWARE_COLUMNS",
+    "OPTIONAL_HARDWARE_COLUMNS",
     "Accelerator",
     "data_hash",
     "get_accelerator",
@@ -43,6 +44,9 @@ __all__ = [
 _DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 DEFAULT_HARDWARE_PATH: Path = _DATA_DIR / "hardware.csv"
 DEFAULT_FRONTIER_RUNS_PATH: Path = _DATA_DIR / "frontier_runs.csv"
+
+# Provenance of rows merged by `wallcast ingest` (source file, UTC time); empty for curated rows.
+OPTIONAL_HARDWARE_COLUMNS: tuple[str, ...] = ("added_from", "added_at")
 
 HARDWARE_COLUMNS: tuple[str, ...] = (
     "name",
@@ -262,14 +266,16 @@ def _check_duplicates(col: _Collector, df: pd.DataFrame, name: str) -> None:
             first[key] = i
 
 
-def _check_columns(col: _Collector, df: pd.DataFrame, expected: Sequence[str]) -> list[str]:
+def _check_columns(
+    col: _Collector, df: pd.DataFrame, expected: Sequence[str], optional: Sequence[str] = ()
+) -> list[str]:
     """Report missing/unexpected columns; return the expected columns that are present."""
     present = [c for c in expected if c in df.columns]
     for c in expected:
         if c not in df.columns:
             col.header(c, f"missing column {c!r}")
     for c in df.columns:
-        if c not in expected:
+        if c not in expected and c not in optional:
             col.header(c, f"unexpected column {c!r}; expected columns: {', '.join(expected)}")
     return present
 
@@ -316,7 +322,7 @@ def validate_hardware(
     """
     df = df.fillna("").astype(str).apply(lambda s: s.str.strip())
     col = _Collector(file, len(df), lines)
-    present = set(_check_columns(col, df, HARDWARE_COLUMNS))
+    present = set(_check_columns(col, df, HARDWARE_COLUMNS, OPTIONAL_HARDWARE_COLUMNS))
     for name in _HW_TEXT_REQUIRED:
         if name in present:
             _check_required_text(col, df, name)
@@ -365,7 +371,8 @@ def load_hardware(path: str | Path | None = None) -> pd.DataFrame:
     errors = validate_hardware(raw, p.name, _record_lines(p))
     if errors:
         raise errors[0]
-    df = raw.loc[:, list(HARDWARE_COLUMNS)].copy()
+    extra = [c for c in OPTIONAL_HARDWARE_COLUMNS if c in raw.columns]
+    df = raw.loc[:, list(HARDWARE_COLUMNS) + extra].copy()
     for name in _HW_NUMERIC:
         df[name] = _as_float(df[name])
     df["flagship"] = df["flagship"].str.lower().map(_BOOLS).astype(bool)

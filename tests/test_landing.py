@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from flows import landing
 from flows.landing import (
     PROCESSED_DIR,
-    PROVENANCE_SIDECAR,
     REJECTED_DIR,
     ingest_file,
     ingest_task,
@@ -65,54 +64,32 @@ def _drop(data_dir: Path, name: str, text: str) -> Path:
     return path
 
 
-@pytest.fixture
-def no_table_provenance(monkeypatch):
-    monkeypatch.setattr(landing, "provenance_in_table", lambda data_dir: False)
-
-
-def test_valid_file_is_merged_with_provenance_in_side_table(data_dir: Path, no_table_provenance):
+def test_valid_file_is_merged_with_provenance_columns(data_dir: Path):
     before = (data_dir / "hardware.csv").read_text()
     src = _drop(data_dir, "new-parts.csv", f"{HEADER}\n{NEW_ROW}\n{NEW_ROW_2}\n")
     result = ingest_file(src, data_dir)
     assert result.status == "merged" and result.changed
     assert result.added == ("Test Accel X1", "Test Accel X2")
-    after = (data_dir / "hardware.csv").read_text()
-    assert after.startswith(before)  # curated rows untouched, byte for byte
+    assert before.splitlines()[1].split(",")[0] in (data_dir / "hardware.csv").read_text()
     df = load_hardware(data_dir / "hardware.csv")
     assert {"Test Accel X1", "Test Accel X2"} <= set(df["name"])
     assert df.loc[df["name"] == "Test Accel X1", "hbm_bandwidth_bytes_per_s"].item() == 1.2e13
-    prov = pd.read_csv(data_dir / PROVENANCE_SIDECAR, dtype=str)
-    assert list(prov["name"]) == ["Test Accel X1", "Test Accel X2"]
-    assert set(prov["added_from"]) == {"new-parts.csv"}
-    assert prov["added_at"].str.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$").all()
-    assert list(prov["source_url"]) == ["https://example.com/x1", "https://example.com/x2"]
+    assert df.loc[df["name"] == "Test Accel X2", "added_from"].item() == "new-parts.csv"
     assert not src.exists() and (data_dir / PROCESSED_DIR / "new-parts.csv").exists()
 
 
-def test_provenance_columns_go_into_the_table_when_the_loader_accepts_them(
-    data_dir: Path, monkeypatch
-):
-    monkeypatch.setattr(landing, "provenance_in_table", lambda data_dir: True)
+def test_provenance_columns_go_into_the_table(data_dir: Path):
     src = _drop(data_dir, "x1.csv", f"{HEADER}\n{NEW_ROW}\n")
     assert ingest_file(src, data_dir).status == "merged"
     df = pd.read_csv(data_dir / "hardware.csv", dtype=str, keep_default_na=False)
     assert list(df.columns) == [*HARDWARE_COLUMNS, "added_from", "added_at"]
     assert (df["added_from"].iloc[:-1] == "").all() and (df["added_at"].iloc[:-1] == "").all()
     assert df["added_from"].iloc[-1] == "x1.csv" and df["added_at"].iloc[-1].endswith("Z")
-    assert not (data_dir / PROVENANCE_SIDECAR).exists()
     # a second file appends under the existing provenance columns
     src2 = _drop(data_dir, "x2.csv", f"{HEADER}\n{NEW_ROW_2}\n")
     assert ingest_file(src2, data_dir).status == "merged"
     df = pd.read_csv(data_dir / "hardware.csv", dtype=str, keep_default_na=False)
     assert df["added_from"].iloc[-1] == "x2.csv" and len(df.columns) == len(HARDWARE_COLUMNS) + 2
-
-
-def test_provenance_in_table_follows_the_loader(data_dir: Path):
-    from forecast.hardware import validate_hardware
-
-    probe = pd.DataFrame(columns=[*HARDWARE_COLUMNS, "added_from", "added_at"], dtype=str)
-    accepted = not any(e.field in ("added_from", "added_at") for e in validate_hardware(probe, "x"))
-    assert landing.provenance_in_table(data_dir) is accepted
 
 
 def test_file_with_one_invalid_row_is_rejected_whole(data_dir: Path):
@@ -122,7 +99,6 @@ def test_file_with_one_invalid_row_is_rejected_whole(data_dir: Path):
     result = ingest_file(src, data_dir)
     assert result.status == "rejected" and not result.changed
     assert (data_dir / "hardware.csv").read_bytes() == before
-    assert not (data_dir / PROVENANCE_SIDECAR).exists()
     moved = data_dir / REJECTED_DIR / "mixed.csv"
     assert moved.exists() and not src.exists()
     reason = (data_dir / REJECTED_DIR / "mixed.csv.reason").read_text()
@@ -156,7 +132,7 @@ def test_exact_duplicate_is_a_no_op(data_dir: Path):
     assert (data_dir / PROCESSED_DIR / "again.csv").exists()
 
 
-def test_new_rows_merge_and_exact_duplicates_are_skipped(data_dir: Path, no_table_provenance):
+def test_new_rows_merge_and_exact_duplicates_are_skipped(data_dir: Path):
     dup = _existing_row("NVIDIA H200 SXM")
     new = dict(zip(HARDWARE_COLUMNS, next(csv.reader([NEW_ROW])), strict=True))
     src = _drop(data_dir, "both.csv", _csv([dup, new]))
@@ -191,7 +167,7 @@ def test_rejected_names_do_not_collide(data_dir: Path):
     assert Path(f"{second.moved_to}.reason").exists() and Path(first.moved_to).exists()
 
 
-def test_write_is_atomic_when_replace_fails(data_dir: Path, monkeypatch, no_table_provenance):
+def test_write_is_atomic_when_replace_fails(data_dir: Path, monkeypatch):
     before = (data_dir / "hardware.csv").read_bytes()
     src = _drop(data_dir, "x1.csv", f"{HEADER}\n{NEW_ROW}\n")
 
@@ -218,14 +194,14 @@ def test_pending_files_skips_hidden_readme_and_unsettled(data_dir: Path):
     assert pending_files(data_dir / "missing") == []
 
 
-def test_ingest_task_fn_runs_without_prefect(data_dir: Path, no_table_provenance):
+def test_ingest_task_fn_runs_without_prefect(data_dir: Path):
     src = _drop(data_dir, "x1.csv", f"{HEADER}\n{NEW_ROW}\n")
     assert ingest_task.fn(str(src), str(data_dir)).added == ("Test Accel X1",)
     assert ingest_task.retries == 2
 
 
 def test_cli_ingest_rejects_with_exit_2_and_merges_with_no_refresh(
-    data_dir: Path, tmp_path: Path, no_table_provenance
+    data_dir: Path, tmp_path: Path
 ):
     runner = CliRunner()
     bad = tmp_path / "bad.csv"
