@@ -67,10 +67,18 @@ def build_tree(
 
 
 def write_tree(tree: xr.DataTree, path: str | Path) -> Path:
-    """Write the tree to NetCDF (h5netcdf engine)."""
+    """Write the tree to NetCDF (h5netcdf engine), numeric arrays gzip-compressed (level 4)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tree.to_netcdf(path, engine=ENGINE)
+    encoding = {}
+    for node in tree.subtree:
+        ds = node.to_dataset(inherit=False)
+        encoding[node.path] = {
+            name: {"compression": "gzip", "compression_opts": 4, "shuffle": True}
+            for name, var in ds.data_vars.items()
+            if var.dtype.kind in "fiub" and var.ndim > 0
+        }
+    tree.to_netcdf(path, engine=ENGINE, encoding=encoding)
     return path
 
 
@@ -124,6 +132,7 @@ def publish(
     if final.exists():
         raise WallcastError(f"{final} already exists; forecasts are immutable")
     tmp = Path(tempfile.mkdtemp(prefix=f".{forecast_id}.", dir=forecasts))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; a published forecast is for everyone to read
     try:
         write_tree(tree, tmp / FORECAST_FILE)
         for name, text in (extra_files or {}).items():
@@ -141,6 +150,7 @@ def point_latest(outputs_dir: Path, target: Path) -> None:
     """Atomically make ``outputs/latest`` name ``target`` (a path relative to outputs_dir)."""
     rel = os.path.relpath(target, outputs_dir)
     fd, tmp = tempfile.mkstemp(prefix=".latest.", dir=outputs_dir)
+    os.fchmod(fd, 0o644)
     with os.fdopen(fd, "w") as fh:
         fh.write(rel + "\n")
         fh.flush()

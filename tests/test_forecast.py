@@ -118,6 +118,8 @@ def test_publish_is_atomic_and_latest_points_to_complete_forecast(tmp_path: Path
     second = publish(tree, tmp_path, "20260102T000000Z-bbbbbbbb")
     assert latest_forecast_path(tmp_path) == second / "forecast.nc"
     assert (first / "forecast.nc").exists()  # old forecasts are kept
+    assert first.stat().st_mode & 0o777 == 0o755  # readable by everyone, like any published file
+    assert (tmp_path / "latest").stat().st_mode & 0o777 == 0o644
     assert not [p for p in (tmp_path / "forecasts").iterdir() if p.name.startswith(".")]
     back = xr.open_datatree(second / "forecast.nc", engine="h5netcdf")
     xr.testing.assert_identical(back["forecast"].to_dataset().load(), tree["forecast"].to_dataset())
