@@ -222,6 +222,18 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "training tokens per parameter (D = k * N)",
     ),
+    ParameterSpec(
+        "scaling.moe_experts",
+        "experts",
+        "positive",
+        "experts per mixture-of-experts layer (1 = dense model)",
+    ),
+    ParameterSpec(
+        "scaling.moe_active_experts",
+        "experts",
+        "positive",
+        "experts active per token (top-k routing; 1 for a dense model)",
+    ),
     # frontier compute
     ParameterSpec(
         "frontier.compute_growth_per_year",

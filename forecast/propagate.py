@@ -45,6 +45,8 @@ PROPAGATED_KEYS = (
     "scaling.layer_coef",
     "scaling.layer_exponent",
     "scaling.tokens_per_param",
+    "scaling.moe_experts",
+    "scaling.moe_active_experts",
 )
 
 
@@ -89,6 +91,8 @@ def assumptions_from_inputs(inputs: dict[str, np.ndarray], years) -> Assumptions
         max_utilization=col("training.max_utilization"),
         bytes_per_number=col("training.bytes_per_number"),
         tokens_per_param=col("scaling.tokens_per_param"),
+        moe_experts=col("scaling.moe_experts"),
+        moe_active_experts=col("scaling.moe_active_experts"),
         layer_coef=col("scaling.layer_coef"),
         layer_exponent=col("scaling.layer_exponent"),
         batch_tokens_ref=col("scaling.batch_tokens_2024"),

@@ -200,9 +200,7 @@ def test_ingest_task_fn_runs_without_prefect(data_dir: Path):
     assert ingest_task.retries == 2
 
 
-def test_cli_ingest_rejects_with_exit_2_and_merges_with_no_refresh(
-    data_dir: Path, tmp_path: Path
-):
+def test_cli_ingest_rejects_with_exit_2_and_merges_with_no_refresh(data_dir: Path, tmp_path: Path):
     runner = CliRunner()
     bad = tmp_path / "bad.csv"
     bad.write_text(f"{HEADER}\n{NEW_ROW.replace('TestCo', '')}\n")

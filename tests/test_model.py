@@ -263,3 +263,33 @@ def test_utilization_curve_small_scale_maximum_is_max_utilization():
     assert float(u.max()) == pytest.approx(0.7, rel=1e-9)
     assert np.all(u <= 0.7 + 1e-9)
     assert bool(np.all(np.asarray(curve.feasible)))
+
+
+# ----------------------------------------------------------------------------- mixture of experts
+
+
+def test_moe_with_one_expert_is_the_dense_model():
+    dense = find_walls(H100, Assumptions())
+    one = find_walls(H100, Assumptions(moe_experts=1.0, moe_active_experts=1.0))
+    assert one.data_movement_wall_log10_flop == pytest.approx(
+        dense.data_movement_wall_log10_flop, abs=1e-12
+    )
+    assert one.latency_wall_log10_flop == pytest.approx(dense.latency_wall_log10_flop, abs=1e-12)
+
+
+def test_moe_moves_the_walls_apart():
+    """64 experts, top-2, same active compute: each accelerator holds attention plus one expert,
+    so fewer weight bytes per FLOP (data-movement wall out), but every layer adds four
+    all-to-alls on the serial path (latency wall in)."""
+    dense = find_walls(H100, Assumptions())
+    moe = find_walls(H100, Assumptions(moe_experts=64.0, moe_active_experts=2.0))
+    assert moe.data_movement_wall_log10_flop > dense.data_movement_wall_log10_flop + 0.3
+    assert moe.latency_wall_log10_flop < dense.latency_wall_log10_flop
+
+
+def test_moe_needs_one_data_parallel_rank_per_expert():
+    a = Assumptions(moe_experts=64.0, moe_active_experts=2.0)
+    shape = model_shape(25.0, a)
+    res = best_plan(H100, a, shape, 8.0, 8.0, 32.0, False)
+    assert bool(res.feasible)
+    assert float(res.data_parallel) >= 64.0 - 1e-9

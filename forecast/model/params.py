@@ -83,6 +83,14 @@ class Assumptions(NamedTuple):
     min_microbatch_tokens
         Smallest microbatch a replica can process; 1 token: the latency wall is defined as
         infeasible *at any utilization*, so nothing but the token itself bounds it.
+    moe_experts, moe_active_experts
+        Mixture of experts: each layer's MLP becomes ``moe_experts`` experts of the dense MLP's
+        size, of which ``moe_active_experts`` process each token (top-k routing).  1 and 1 =
+        dense (the default).  Parameter count N, compute C = 6 N D and D = 20 N are for the
+        *active* parameters (Chinchilla applied to active parameters: a simplification; sparse
+        scaling laws differ).  Experts are sharded one per data-parallel rank (expert
+        parallelism = moe_experts, so dp >= moe_experts); tokens travel to their experts and
+        back by all-to-all (Lepikhin et al. 2020, GShard; Fedus et al. 2021, Switch).
     """
 
     duration_s: Any = 90.0 * SECONDS_PER_DAY
@@ -106,6 +114,8 @@ class Assumptions(NamedTuple):
     activation_bytes_per_token_dim: Any = 34.0
     memory_fraction: Any = 0.9
     min_microbatch_tokens: Any = 1.0
+    moe_experts: Any = 1.0
+    moe_active_experts: Any = 1.0
 
     @property
     def duration_days(self) -> Any:

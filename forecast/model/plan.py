@@ -83,8 +83,14 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
     m = jnp.asarray(m, dtype=jnp.float64)
     two_d = jnp.asarray(two_d, dtype=bool)
     p = a.bytes_per_number
-    n_layer = shape.params / shape.layers
+    n_layer = shape.params / shape.layers  # active parameters per layer
     d = shape.d_model
+    # Mixture of experts (expert parallelism = number of experts, one expert per dp rank): each
+    # accelerator holds attention (4 d^2) and one expert (8 d^2), sees b tokens in attention and
+    # on average k b tokens in its expert; 1 expert, k = 1 is the dense block (12 d^2).
+    experts, active = a.moe_experts, a.moe_active_experts
+    n_held = 12.0 * jnp.square(d)  # parameters per layer held by one (tp = 1) accelerator
+    moe = experts > 1.0
     w_up = hw.scaleup_bandwidth * a.collective_efficiency
     w_out = hw.scaleout_bandwidth * a.scaleout_multiplier * a.collective_efficiency
     domain = hw.scaleup_domain_size
@@ -93,7 +99,7 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
 
     g = jnp.sqrt(tp)
     act_full = jnp.where(two_d, 12.0 / g, 12.0)
-    hbm0 = a.weight_reads_per_microbatch * p * n_layer / (tp * hw.hbm_bandwidth)
+    hbm0 = a.weight_reads_per_microbatch * p * n_held / (tp * hw.hbm_bandwidth)
     hbm1 = p * d * (act_full + 60.0 / tp) / hw.hbm_bandwidth
 
     # 1D: 4 all-reduces of b*d*p bytes per layer (2 forward, 2 backward).
@@ -118,15 +124,24 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
     comm = jnp.where(two_d, comm_2d, comm_1d)
     latency = a.serial_ops_per_layer * (a.kernel_latency_s + jnp.where(two_d, lat_2d, lat_1d))
 
+    # Expert all-to-all: dispatch and combine, forward and backward, of k b d p / tp bytes per
+    # accelerator over the expert group (experts ranks: those sharing a domain first).
+    r_ep = jnp.clip(domain / tp, 1.0, experts)
+    a2a_per_byte = (r_ep - 1.0) / experts / w_up + (experts - r_ep) / experts / w_out
+    comm = comm + jnp.where(moe, 4.0 * active * p * d / tp * a2a_per_byte, 0.0)
+    latency = latency + jnp.where(
+        moe, 4.0 * (a.kernel_latency_s + allreduce_latency(r_ep, experts / r_ep, a)), 0.0
+    )
+
     layers_per_stage = shape.layers / pp
     slot_overhead = jnp.where(pp > 1.0, a.kernel_latency_s + a.inter_domain_hop_s, 0.0)
 
     # Data-parallel gradient all-reduce: replicas sharing a domain reduce there first.
-    grad_bytes = p * shape.params / (pp * tp)
+    grad_bytes = p * n_held * shape.layers / (pp * tp)
     r_dp = jnp.maximum(domain / tp, 1.0)
     dp_sync = grad_bytes * 2.0 * ((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out))
 
-    mem_static = 2.0 * p * shape.params / (pp * tp)
+    mem_static = 2.0 * p * n_held * shape.layers / (pp * tp)
     terms = {
         "tp": tp,
         "pp": pp,
@@ -141,8 +156,11 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
         "mem_static": mem_static,
         # Memory per microbatch token: optimizer shards grow with m (fewer replicas at a fixed
         # batch), activations with the microbatches in flight, min(m, pp).
+        # experts' optimizer state is sharded over dp / experts replicas only
         "mem_optimizer_per_m": a.optimizer_bytes_per_param
-        * shape.params
+        * n_held
+        * shape.layers
+        * experts
         / (shape.batch_tokens * pp * tp),
         "mem_activation_per_microbatch": layers_per_stage
         * a.activation_bytes_per_token_dim
@@ -196,7 +214,8 @@ def best_from_terms(hw: Hardware, a: Assumptions, shape: ModelShape, t: dict) ->
     )
     mem_limit = a.memory_fraction * hw.hbm_capacity
     b_mem = (mem_limit - t["mem_static"]) / t["mem_per_token"]
-    b = jnp.minimum(jnp.minimum(b_dead, b_mem), shape.batch_tokens / m_)
+    # dp = B / (m b) >= 1, and >= the number of experts (one expert per data-parallel rank)
+    b = jnp.minimum(jnp.minimum(b_dead, b_mem), shape.batch_tokens / (m_ * a.moe_experts))
     feasible = ok & (t["mem_static"] < mem_limit) & (b >= a.min_microbatch_tokens)
     b = jnp.where(feasible, b, a.min_microbatch_tokens)
     st = step_time(t, b)

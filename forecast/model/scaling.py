@@ -45,12 +45,14 @@ def critical_batch_tokens(
 def model_shape(log10_flop, a: Assumptions) -> ModelShape:
     """Shape of the compute-optimal model trained with 10**log10_flop FLOP.
 
-    Width follows N = 12 L d_model^2 (standard block, d_ff = 4 d_model, embeddings ignored).
+    Width follows N = 12 L d_model^2 (standard block, d_ff = 4 d_model, embeddings ignored);
+    with a mixture of experts N counts active parameters, N = (4 + 8 k) L d_model^2 for k active
+    experts of the dense MLP's size.
     """
     flop = 10.0 ** jnp.asarray(log10_flop, dtype=jnp.float64)
     n = params_for_flop(flop, a.tokens_per_param)
     tokens = a.tokens_per_param * n
     layers = layers_for_params(n, a.layer_coef, a.layer_exponent)
-    d_model = jnp.sqrt(n / (12.0 * layers))
+    d_model = jnp.sqrt(n / ((4.0 + 8.0 * a.moe_active_experts) * layers))
     batch = critical_batch_tokens(n, a.batch_tokens_ref, a.batch_ref_params, a.batch_exponent)
     return ModelShape(n, tokens, layers, d_model, batch, tokens / batch)
