@@ -87,6 +87,14 @@ PrecisionOpt = Annotated[
         help="Training precision: bf16 (2 bytes/number, dense 16-bit FLOP/s) or fp8 (1 byte, dense FP8 FLOP/s).",
     ),
 ]
+MoeExpertsOpt = Annotated[
+    int,
+    typer.Option("--moe-experts", min=1, help="Experts per MoE layer (1 = dense model)."),
+]
+MoeActiveOpt = Annotated[
+    int,
+    typer.Option("--moe-active", min=1, help="Experts active per token (top-k routing)."),
+]
 HardwareOpt = Annotated[
     Path | None,
     typer.Option(
@@ -158,6 +166,8 @@ def walls(
     duration_days: DurationOpt = 90.0,
     precision: PrecisionOpt = Precision.bf16,
     hardware: HardwareOpt = None,
+    moe_experts: MoeExpertsOpt = 1,
+    moe_active: MoeActiveOpt = 1,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print a JSON list instead of a table.")
     ] = False,
@@ -169,6 +179,10 @@ def walls(
     any plan can finish within the run's duration.
     """
     _check_positive(duration_days, "--duration-days")
+    if moe_active > moe_experts:
+        raise typer.BadParameter(
+            "--moe-active cannot exceed --moe-experts", param_hint="--moe-active"
+        )
     accs = _select_accelerators(accelerator, hardware)
 
     from forecast.accelerators import bytes_per_number, hardware_from_accelerator
@@ -176,7 +190,10 @@ def walls(
     from forecast.model.search import UTILIZATION_THRESHOLD, find_walls
 
     a = assumptions_with(
-        duration_days=duration_days, bytes_per_number=bytes_per_number(precision.value)
+        duration_days=duration_days,
+        bytes_per_number=bytes_per_number(precision.value),
+        moe_experts=float(moe_experts),
+        moe_active_experts=float(moe_active),
     )
     rows: list[dict[str, Any]] = []
     for acc in accs:
@@ -196,6 +213,8 @@ def walls(
                 "accelerator": acc.name,
                 "precision": precision.value,
                 "duration_days": duration_days,
+                "moe_experts": moe_experts,
+                "moe_active_experts": moe_active,
                 "utilization_threshold": UTILIZATION_THRESHOLD,
                 "max_utilization": float(w.max_utilization),
                 "data_movement_wall_flop": None if math.isinf(dm) else 10.0**dm,

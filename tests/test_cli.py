@@ -121,3 +121,16 @@ def test_importing_cli_does_not_import_jax():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_walls_moe_options(walls_json):
+    res = invoke("walls", "-a", "H100", "--moe-experts", "64", "--moe-active", "2", "--json")
+    assert res.exit_code == 0, res.output
+    moe = json.loads(res.output)[0]
+    dense = walls_json["NVIDIA H100 SXM5"]
+    assert moe["moe_experts"] == 64 and moe["moe_active_experts"] == 2
+    # fewer weight bytes per FLOP push the data-movement wall out; all-to-alls pull latency in
+    assert moe["data_movement_wall_flop"] > 2 * dense["data_movement_wall_flop"]
+    assert moe["latency_wall_flop"] < dense["latency_wall_flop"]
+    bad = runner.invoke(app, ["walls", "-a", "H100", "--moe-experts", "2", "--moe-active", "4"])
+    assert bad.exit_code == 2
