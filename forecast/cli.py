@@ -764,10 +764,6 @@ def _json_default(x: Any) -> Any:
     return float(x)
 
 
-def _finite_or_none(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
 # ----------------------------------------------------------------------------- query
 
 
@@ -1075,6 +1071,111 @@ def backtest(
             f"{pct(r['coverage_50']):>5} {pct(r['coverage_80']):>5} {pct(r['coverage_95']):>5} "
             f"{ls:>9}  {r['rhat_max']:.3f}"
         )
+
+
+# ----------------------------------------------------------------------------- analyse
+
+ANALYSE_SAMPLES = 1024
+ANALYSE_BACKTEST_DRAWS = 500
+
+
+@app.command()
+@_reports_errors
+def analyse(
+    forecast: Annotated[
+        Path | None,
+        typer.Option(
+            "--forecast",
+            help="Forecast file or folder (or an outputs folder); default: outputs/latest.",
+        ),
+    ] = None,
+    samples: Annotated[
+        int, typer.Option(min=8, help="Sobol base samples N of the sensitivity analysis.")
+    ] = ANALYSE_SAMPLES,
+    backtest_draws: Annotated[
+        int,
+        typer.Option(
+            "--backtest-draws", min=50, help="Backtest: posterior draws (and warm-up) per chain."
+        ),
+    ] = ANALYSE_BACKTEST_DRAWS,
+    no_report: Annotated[
+        bool, typer.Option("--no-report", help="Do not regenerate report.html/.md and deck.pptx.")
+    ] = False,
+) -> None:
+    """Sensitivity (Sobol) and backtest of a published forecast: store both as groups of the
+    forecast file ('sensitivity', 'backtest'), then regenerate its report and deck."""
+    import os
+    import time
+
+    from forecast import backtest as bt
+    from forecast import pipeline
+    from forecast import sensitivity as sens
+    from forecast.dataset import open_forecast
+    from forecast.hardware import load_frontier_runs, load_hardware
+    from forecast.inference import init_jax
+    from forecast.trends import trend_priors_from_prior_set
+
+    start = time.perf_counter()
+    path = _report_forecast_path(forecast)
+    mode = path.stat().st_mode & 0o777  # add_group's temporary file is private (0600)
+    typer.echo(f"analysing {path}", err=True)
+
+    with open_forecast(path) as tree:
+        anchors = sens.forecast_anchors(tree)
+        prior_set = sens._forecast_priors(tree)
+    t0 = time.perf_counter()
+    result = sens.run_sensitivity(
+        prior_set, anchors, n=samples, progress=lambda m: typer.echo(f"sensitivity: {m}", err=True)
+    )
+    sens_ds = sens.sensitivity_dataset(result)
+    sens_s = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    init_jax()
+    data = Path(pipeline.DEFAULT_DATA_DIR)
+    results = bt.run_backtest(
+        load_hardware(data / "hardware.csv"),
+        load_frontier_runs(data / "frontier_runs.csv"),
+        trend_priors_from_prior_set(prior_set),
+        bt.DEFAULT_ORIGINS,
+        warmup=backtest_draws,
+        draws=backtest_draws,
+        progress=lambda m: typer.echo(f"backtest: {m}", err=True),
+    )
+    bt_ds = bt.backtest_dataset(results)
+    bt_s = time.perf_counter() - t0
+
+    sens.add_sensitivity(path, sens_ds)
+    bt.add_backtest(path, bt_ds)
+    os.chmod(path, mode)
+
+    ranked = sens.ranking_rows(sens_ds)
+    typer.echo(
+        f"Sensitivity: Sobol total-order indices, N = {samples} "
+        f"({result.settings['evaluations']} evaluations, {sens_s:.0f} s); largest per target:"
+    )
+    for target in result.targets:
+        r = next(x for x in ranked if x["target"] == target)
+        typer.echo(
+            f"  {target:<30} {r['input']:<44} total {r['total']:.2f} "
+            f"[{r['total_ci'][0]:.2f}, {r['total_ci'][1]:.2f}]"
+        )
+    typer.echo(f"Backtest ({backtest_draws} draws per chain, {bt_s:.0f} s): 80% interval covers")
+    for row in bt.coverage_rows(bt_ds):
+        if row["metric"] == "all":
+            cov = "-" if row["coverage_80"] is None else f"{row['coverage_80']:.0%}"
+            typer.echo(f"  origin {row['origin']}: {cov} of {row['n_held_out']} held-out values")
+    typer.echo(f"stored groups 'sensitivity' and 'backtest' in {path}")
+
+    if not no_report:
+        from forecast.report import generate_reports
+
+        t0 = time.perf_counter()
+        made = generate_reports(path)
+        typer.echo(f"reports regenerated ({time.perf_counter() - t0:.0f} s):")
+        for p in made.values():
+            typer.echo(f"  wrote {p}")
+    typer.echo(f"done in {time.perf_counter() - start:.0f} s")
 
 
 # ----------------------------------------------------------------------------- later commands
