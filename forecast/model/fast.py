@@ -39,9 +39,9 @@ FINE_MARGIN_DEX = 0.5  # the fine stage may go this far above the coarse bracket
 _SCAN = jnp.arange(21.0, 28.01, 0.5)  # budgets scanned for the small-scale maximum
 
 
-def _tp_layouts(max_log2_tp: int = 18) -> tuple[np.ndarray, np.ndarray]:
-    """Tensor-parallel options: 1D up to 2^10, 2D (sqrt x sqrt mesh) from 2^4 up."""
-    one_d = 2.0 ** np.arange(0, 11)
+def _tp_layouts(max_log2_tp: int = 18, max_log2_tp_1d: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Tensor-parallel options: 1D up to 2^max_log2_tp_1d, 2D (sqrt x sqrt mesh) from 2^4 up."""
+    one_d = 2.0 ** np.arange(0, max_log2_tp_1d + 1)
     two_d = 2.0 ** np.arange(4, max_log2_tp + 1)
     layout = np.concatenate([np.zeros(one_d.size, bool), np.ones(two_d.size, bool)])
     return np.concatenate([one_d, two_d]), layout
@@ -66,13 +66,12 @@ def latency_plan_grid() -> PlanGrid:
 
     With one microbatch a step is L layers long whatever pp is; deeper pipelines cut memory and
     gradient traffic per accelerator but add a send per stage.  pp is therefore searched among
-    the largest power of two not above L and 4, 16 and 64 times less (encoded here as -1 .. -4
-    and resolved per budget in ``_evaluate``).
+    the largest power of two not above L and 2, 4, ..., 64 times less (encoded here as -1 .. -7
+    and resolved per budget in ``_evaluate``).  1D tensor parallelism goes up to 2^14 here: near
+    the latency wall a wide 1D group (one all-reduce per matmul) can beat a 2D mesh (two).
     """
-    tp, two_d = _tp_layouts()
-    rows = [
-        PlanGrid(tp, np.full(tp.size, -k), np.ones_like(tp), two_d) for k in (1.0, 2.0, 3.0, 4.0)
-    ]
+    tp, two_d = _tp_layouts(max_log2_tp_1d=14)
+    rows = [PlanGrid(tp, np.full(tp.size, -k), np.ones_like(tp), two_d) for k in range(1, 8)]
     return PlanGrid(*(np.concatenate(parts) for parts in zip(*rows, strict=True)))
 
 
@@ -80,7 +79,7 @@ def _evaluate(hw, a, log10_flop, grid: PlanGrid):
     """Plans of ``grid`` (explicit m) at each budget; pp <= 0 is resolved per budget."""
     shape = model_shape(log10_flop[..., None], a)
     deepest = jnp.floor(jnp.log2(shape.layers))
-    pp = jnp.where(grid.pp > 0, grid.pp, 2.0 ** jnp.maximum(deepest + 2.0 * (grid.pp + 1.0), 0.0))
+    pp = jnp.where(grid.pp > 0, grid.pp, 2.0 ** jnp.maximum(deepest + grid.pp + 1.0, 0.0))
     return best_plan(hw, a, shape, grid.tp, pp, grid.m, grid.two_d)
 
 
