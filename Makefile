@@ -63,6 +63,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	@mkdir -p outputs
 	$(VENV)/bin/wallcast run
+	$(VENV)/bin/wallcast analyse
 	$(VENV)/bin/wallcast walls --json > outputs/walls.json.tmp
 	@mv outputs/walls.json.tmp outputs/walls.json
 	@echo "wrote outputs/walls.json (walls of every accelerator in data/hardware.csv)"

@@ -1104,7 +1104,6 @@ def analyse(
 ) -> None:
     """Sensitivity (Sobol) and backtest of a published forecast: store both as groups of the
     forecast file ('sensitivity', 'backtest'), then regenerate its report and deck."""
-    import os
     import time
 
     from forecast import backtest as bt
@@ -1117,7 +1116,6 @@ def analyse(
 
     start = time.perf_counter()
     path = _report_forecast_path(forecast)
-    mode = path.stat().st_mode & 0o777  # add_group's temporary file is private (0600)
     typer.echo(f"analysing {path}", err=True)
 
     with open_forecast(path) as tree:
@@ -1147,7 +1145,6 @@ def analyse(
 
     sens.add_sensitivity(path, sens_ds)
     bt.add_backtest(path, bt_ds)
-    os.chmod(path, mode)
 
     ranked = sens.ranking_rows(sens_ds)
     typer.echo(

@@ -82,6 +82,40 @@ def write_tree(tree: xr.DataTree, path: str | Path) -> Path:
     return path
 
 
+def add_group(forecast_path: str | Path, name: str, ds: xr.Dataset) -> Path:
+    """Write ``ds`` as group ``/name`` into a published forecast file, replacing that group.
+
+    Used to attach analyses (sensitivity, backtest) to a forecast after it is published.  The
+    tree is read into memory, the group set, and the tree written (compressed, like
+    :func:`write_tree`) to a temporary file in the same folder with the original's permissions,
+    which then replaces the original (``os.replace``): a crash leaves the old file intact.
+    Other groups and the root attrs are kept.
+    """
+    import xarray as xr
+
+    path = resolve_forecast_path(forecast_path)
+    with xr.open_datatree(path, engine=ENGINE) as tree:
+        tree = tree.load()
+        groups = {"/": tree.to_dataset(inherit=False)}
+        for node in tree.subtree:
+            if node is tree or (node.name == name and node.parent is tree):
+                continue
+            groups[node.path] = node.to_dataset(inherit=False)
+    groups[f"/{name}"] = ds
+    new = xr.DataTree.from_dict(groups)
+    new.attrs.update(tree.attrs)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write_tree(new, tmp)
+        os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def resolve_forecast_path(path: str | Path) -> Path:
     """A forecast file from a file, a forecast folder, or an outputs folder (via ``latest``)."""
     path = Path(path)

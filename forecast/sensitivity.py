@@ -31,7 +31,6 @@ The result is an :class:`xarray.Dataset` with dims ``target`` and ``input``
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +40,8 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+
+from forecast.dataset import add_group
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -458,37 +459,6 @@ def ranking_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
 # ============================================================================================
 # Storing a group in a forecast file
 # ============================================================================================
-
-
-def add_group(forecast_path: str | Path, name: str, ds: xr.Dataset) -> Path:
-    """Write ``ds`` as group ``/name`` into an existing forecast file, replacing that group.
-
-    The whole tree is read into memory, the group set, and the tree written to a temporary file
-    in the same folder, which then replaces the original (``os.replace``): a crash leaves the old
-    file intact.  Other groups and the root attrs are kept.
-    """
-    from forecast.dataset import ENGINE, resolve_forecast_path
-
-    path = resolve_forecast_path(forecast_path)
-    with xr.open_datatree(path, engine=ENGINE) as tree:
-        tree = tree.load()
-        groups = {"/": tree.to_dataset(inherit=False)}
-        for node in tree.subtree:
-            if node is tree or node.name == name and node.parent is tree:
-                continue
-            groups[node.path] = node.to_dataset(inherit=False)
-    groups[f"/{name}"] = ds
-    new = xr.DataTree.from_dict(groups)
-    new.attrs.update(tree.attrs)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        new.to_netcdf(tmp, engine=ENGINE)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def add_sensitivity(

@@ -144,11 +144,13 @@ def _tiny_forecast(path):
 def test_add_group_keeps_other_groups_and_attrs(tmp_path):
     path = tmp_path / "forecast.nc"
     _tiny_forecast(path)
+    path.chmod(0o644)
     ds = xr.Dataset(
         {"total": (("target", "input"), np.ones((2, 3)))},
         coords={"target": ["a", "b"], "input": ["x", "y", "z"]},
     )
     add_group(path, "sensitivity", ds)
+    assert path.stat().st_mode & 0o777 == 0o644  # a published file stays readable by everyone
     add_group(path, "sensitivity", ds * 0.5)  # replacing a group works too
     tree = xr.open_datatree(path, engine="h5netcdf")
     assert set(tree.children) == {"posterior", "forecast", "sensitivity"}

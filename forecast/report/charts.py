@@ -21,7 +21,9 @@ from matplotlib.ticker import MaxNLocator
 from forecast.cli import OKABE_ITO
 from forecast.report.numbers import (
     AcceleratorWalls,
+    Backtest,
     Forecast,
+    SobolDrivers,
     band_quantiles,
     sci,
     wall_label,
@@ -385,6 +387,143 @@ def drivers_chart(
             ncol=2,
             frameon=False,
         )
+    return fig
+
+
+def sobol_chart(
+    sd: SobolDrivers,
+    walls: list[str] | None = None,
+    *,
+    scale: float = 1.0,
+    figsize=None,
+    top: int | None = None,
+) -> Figure:
+    """Total and first-order Sobol indices (95% whiskers) per input, one panel per wall's hit
+    year; inputs ranked by total index (largest at the top)."""
+    targets = [t for t in sd.targets if walls is None or t.wall in walls]
+    n_rows = max((len(t.inputs) if top is None else min(top, len(t.inputs))) for t in targets)
+    figsize = figsize or (6.2 * len(targets) + 1.0, 1.0 + 0.48 * n_rows + 1.2)
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        axes = fig.subplots(1, len(targets), squeeze=False)[0]
+        h = 0.38
+        ends = [0.1, 0.0]
+        for t in targets:
+            k = len(t.inputs) if top is None else min(top, len(t.inputs))
+            ends.extend(np.concatenate([t.total_low[:k], t.total_high[:k]]))
+            ends.extend(np.concatenate([t.first_order_low[:k], t.first_order_high[:k]]))
+        upper, lower = np.nanmax(ends), np.nanmin(ends)
+        xlim = (min(lower - 0.02, 0.0), min(max(upper * 1.08, 0.1), 1.1))  # same on every panel
+        for ax, t in zip(axes, targets, strict=True):
+            k = len(t.inputs) if top is None else min(top, len(t.inputs))
+            y = np.arange(k)[::-1].astype(float)
+            for values, lo, hi, offset, colour, label in (
+                (
+                    t.total,
+                    t.total_low,
+                    t.total_high,
+                    h / 2,
+                    VERMILLION,
+                    "total (with interactions)",
+                ),
+                (
+                    t.first_order,
+                    t.first_order_low,
+                    t.first_order_high,
+                    -h / 2,
+                    BLUE,
+                    "first order (input alone)",
+                ),
+            ):
+                v = np.asarray(values[:k], float)
+                err = np.vstack([np.clip(v - lo[:k], 0, None), np.clip(hi[:k] - v, 0, None)])
+                err = np.nan_to_num(err)
+                ax.barh(
+                    y + offset,
+                    v,
+                    height=h,
+                    color=colour,
+                    xerr=err,
+                    error_kw={"ecolor": BLACK, "elinewidth": 1.2 * scale, "capsize": 3 * scale},
+                    label=label,
+                )
+            ax.set_yticks(y, t.inputs[:k])
+            ax.axvline(0, color="0.3", lw=1)
+            ax.set_xlim(*xlim)
+            ax.set_xlabel("Sobol index (fraction of variance)")
+            ax.set_ylabel("Uncertain input")
+            ax.set_title(f"{wall_label(t.wall)} wall: hit year")
+            ax.grid(True, axis="x", alpha=0.3)
+            ax.grid(False, axis="y")
+        for ax in axes[1:]:
+            ax.yaxis.label.set_visible(False)
+        axes[0].legend(loc="lower right", framealpha=0.9)
+        n = "?" if sd.samples is None else f"{sd.samples:,}"
+        fig.suptitle(f"What drives the hit year: Sobol indices (N = {n}; whiskers: 95% intervals)")
+    return fig
+
+
+# ----------------------------------------------------------------------------- backtest
+
+
+def calibration_chart(
+    bt: Backtest, *, scale: float = 1.0, figsize=(11, 4.8), pit: bool = True
+) -> Figure:
+    """Nominal vs empirical coverage of the central predictive intervals per origin (pooled
+    over metrics), and the PIT histogram of the held-out values."""
+    markers = ("o", "s", "^", "D", "v", "P")
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        axes = fig.subplots(1, 2 if pit else 1, squeeze=False)[0]
+        ax = axes[0]
+        ax.plot([0, 1], [0, 1], color="0.4", ls="--", lw=1.2, label="perfect calibration")
+        last = len(bt.origins) - 1
+        for i, origin in enumerate(bt.origins):
+            c = bt.curve(origin)
+            if c is None:
+                continue
+            prob, emp = c
+            n = bt.row(origin)["n_held_out"]
+            # earlier origins wider and below, so identical curves (same training set) show
+            ax.plot(
+                prob,
+                emp,
+                color=OKABE_ITO[i % len(OKABE_ITO)],
+                marker=markers[i % len(markers)],
+                ms=(5 + 2.5 * (last - i)) * scale,
+                lw=1.6 + 1.6 * (last - i),
+                zorder=2 + i,
+                label=f"origin {origin} ({n} held out)",
+            )
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlabel("Nominal coverage of the central interval (fraction)")
+        ax.set_ylabel("Empirical coverage (fraction of held-out values)")
+        ax.set_title("Calibration: above the diagonal = intervals too wide")
+        ax.legend(loc="upper left", framealpha=0.9)
+        if pit:
+            ax = axes[1]
+            bins = np.linspace(0, 1, 11)
+            pits = [bt.pit(o) for o in bt.origins]
+            colours = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(bt.origins))]
+            labels = [f"origin {o}" for o in bt.origins]
+            kept = [(p, c, lab) for p, c, lab in zip(pits, colours, labels, strict=True) if p.size]
+            if kept:
+                ax.hist(
+                    [p for p, _, _ in kept],
+                    bins=bins,
+                    color=[c for _, c, _ in kept],
+                    label=[lab for _, _, lab in kept],
+                    density=True,
+                )
+            ax.axhline(1.0, color="0.4", ls="--", lw=1.2, label="uniform (calibrated)")
+            ax.set_xlim(0, 1)
+            ax.set_xlabel("PIT: predictive CDF at the held-out value (fraction)")
+            ax.set_ylabel("Density of held-out values (per unit PIT)")
+            ax.set_title("PIT histogram (flat = calibrated)")
+            ax.legend(loc="upper left", framealpha=0.9)
+        fig.suptitle(f"Backtest of the hardware trends ({bt.settings})")
     return fig
 
 

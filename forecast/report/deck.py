@@ -19,11 +19,15 @@ from forecast.report.numbers import (
     Changes,
     Forecast,
     assumptions,
+    backtest_summary,
     change_sentences,
+    fmt_pct,
     headline,
+    sobol_drivers,
     summary_rows,
     summary_table_cells,
     uncertainty_drivers,
+    wall_label,
 )
 
 WIDTH, HEIGHT = Inches(13.333), Inches(7.5)
@@ -45,6 +49,11 @@ SLIDE_TITLES = (
     "What drives the uncertainty",
     "Assumptions and sources",
 )
+BACKTEST_TITLE = "Can the trends be trusted? (backtest)"  # after the drivers slide, when present
+
+
+def _pct(v: float) -> str:
+    return "–" if v is None or v != v else fmt_pct(v)
 
 
 def _new(prs, title: str):
@@ -219,19 +228,59 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
 
     # 6. what drives the uncertainty
     slide = _new(prs, "What drives the uncertainty")
-    drivers, method = uncertainty_drivers(fc, wall=h.wall, top=7)
+    sobol = sobol_drivers(fc, top=6)
     text_h = Inches(1.25)
-    if drivers:
-        fig = charts.drivers_chart(drivers, h.wall, scale=CHART_SCALE, figsize=(12.5, 4.6))
+    if sobol is not None:
+        fig = charts.sobol_chart(sobol, scale=1.2, figsize=(13.5, 5.2))
         _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - text_h - Inches(0.2))
+        n = "?" if sobol.samples is None else f"{sobol.samples:,}"
+        leaders = "; ".join(
+            f"{wall_label(t.wall)}: {t.inputs[0]} ({t.total[0]:.2f})" for t in sobol.targets
+        )
+        note = (
+            f"Sobol total-order indices, N = {n} base samples, 95% bootstrap whiskers. "
+            f"Largest: {leaders}."
+        )
+    else:
+        drivers, method = uncertainty_drivers(fc, wall=h.wall, top=7)
+        if drivers:
+            fig = charts.drivers_chart(drivers, h.wall, scale=CHART_SCALE, figsize=(12.5, 4.6))
+            _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - text_h - Inches(0.2))
+        note = (
+            "Fallback (no Sobol sensitivity group in this forecast; `wallcast analyse` adds "
+            "one): " + method
+        )
     _text(
         slide,
-        [("Method: " + method, 18, False, GREY)],
+        [(note, 18, False, GREY)],
         MARGIN,
         HEIGHT - text_h - Inches(0.1),
         content_w,
         text_h,
     )
+
+    # 6b. backtest (only when the forecast has a backtest group)
+    bt = backtest_summary(fc)
+    if bt is not None:
+        slide = _new(prs, BACKTEST_TITLE)
+        side_w = Inches(3.9)
+        chart_w = content_w - side_w - Inches(0.2)
+        fig = charts.calibration_chart(bt, scale=1.25, figsize=(12.0, 5.6))
+        _picture(slide, fig, MARGIN, top, chart_w, HEIGHT - top - Inches(0.3))
+        lines = [("80% intervals cover:", BODY_PT, True, DARK)]
+        for origin in bt.origins:
+            r = bt.row(origin)
+            lines.append(f"origin {origin}: {_pct(r['coverage_80'])} of {r['n_held_out']} held out")
+        lines.append(
+            (
+                "Hardware trends refitted on parts released before each origin; "
+                "scored on the later ones.",
+                18,
+                False,
+                GREY,
+            )
+        )
+        _text(slide, lines, MARGIN + chart_w + Inches(0.2), top, side_w, HEIGHT - top)
 
     # 7+. assumptions and sources
     items = assumptions(str(fc.attrs.get("priors_text", "")))

@@ -20,19 +20,26 @@ from forecast.report.numbers import (
     Forecast,
     accelerator_table_cells,
     assumptions,
+    backtest_sentence,
+    backtest_summary,
+    backtest_table_cells,
     change_sentences,
     fmt_flop,
     fmt_year,
     headline,
     not_modelled,
     provenance,
+    sobol_drivers,
+    sobol_sentences,
     summary_rows,
     summary_table_cells,
+    tornado_table_cells,
     uncertainty_drivers,
     wall_label,
 )
 
 FILES_DIR = "report_files"
+BACKTEST_HEADING = "Can the trends be trusted? (backtest)"
 
 
 @dataclass
@@ -93,11 +100,65 @@ def report_blocks(
     )
 
     blocks.append(Block("h2", "What drives the uncertainty"))
-    drivers, method = uncertainty_drivers(fc, wall=h.wall)
-    if drivers:
-        figure("drivers", charts.drivers_chart(drivers, h.wall), method)
+    sobol = sobol_drivers(fc)
+    if sobol is not None:
+        blocks.append(Block("p", sobol.method))
+        blocks.append(Block("ul", items=sobol_sentences(sobol, last)))
+        figure(
+            "sobol",
+            charts.sobol_chart(sobol),
+            "Sobol indices of the hit year of each wall (share of its variance): total "
+            "(vermillion, including interactions) and first order (blue, the input alone), "
+            "with 95% bootstrap whiskers; inputs ranked by total index.",
+        )
+        t_header, t_body = tornado_table_cells(sobol)
+        blocks.append(
+            Block(
+                "p",
+                "Tornado (one at a time): the hit year with every input at its prior median "
+                "and one input at its 10th or 90th percentile; inputs ranked by total index.",
+            )
+        )
+        blocks.append(Block("table", header=t_header, rows=t_body))
     else:
-        blocks.append(Block("p", "No sampled inputs in this forecast."))
+        drivers, method = uncertainty_drivers(fc, wall=h.wall)
+        if drivers:
+            figure(
+                "drivers",
+                charts.drivers_chart(drivers, h.wall),
+                method + " (No sensitivity group in this forecast: `wallcast analyse` adds "
+                "Sobol indices.)",
+            )
+        else:
+            blocks.append(Block("p", "No sampled inputs in this forecast."))
+
+    bt = backtest_summary(fc)
+    if bt is not None:
+        blocks.append(Block("h2", BACKTEST_HEADING))
+        blocks.append(
+            Block(
+                "p",
+                "Rolling-origin backtest of the hardware trends: fitted only on the shipped "
+                "flagship accelerators released before each origin year, then scored on the "
+                f"specs of those released at or after it ({bt.settings}). "
+                + backtest_sentence(bt)
+                + " Log score: mean log predictive density of the held-out log10 values "
+                "(higher is better).",
+            )
+        )
+        b_header, b_body = backtest_table_cells(bt)
+        blocks.append(Block("table", header=b_header, rows=b_body))
+        figure(
+            "calibration",
+            charts.calibration_chart(bt),
+            "Calibration of the backtest, pooled over the hardware metrics: empirical against "
+            "nominal coverage of the central predictive intervals per origin (left) and the "
+            "histogram of PIT values (right; flat when calibrated).",
+        )
+        if bt.metrics:
+            blocks.append(Block("p", "Per metric:"))
+            m_header, m_body = backtest_table_cells(bt, per_metric=True)
+            blocks.append(Block("table", header=m_header, rows=m_body))
 
     blocks.append(Block("h2", "Walls of today's accelerators"))
     if accelerators is not None and accelerators.rows:
@@ -300,6 +361,10 @@ def write_report(
     blocks = report_blocks(fc, changes, accelerators, figures)
     files = out_dir / FILES_DIR
     files.mkdir(exist_ok=True)
+    current = {f"{b.key}.png" for b in blocks if b.kind == "figure"}
+    for old in files.glob("*.png"):  # charts of an earlier version of this report
+        if old.name not in current:
+            old.unlink()
     for b in blocks:
         if b.kind == "figure":
             (files / f"{b.key}.png").write_bytes(b.png)
