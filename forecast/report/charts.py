@@ -158,21 +158,34 @@ def fan_chart(
 
 
 def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
-    """Distribution of the hit year, one panel per wall, one colour per scenario."""
+    """Distribution of the hit year, one panel per wall, one colour per scenario.
+
+    With more than three scenarios the legend goes below the panels (it would hide the
+    histograms) and each panel lists only the scenarios with draws not hit by the last year.
+    """
     walls = fc.walls
     years = fc.forecast["year"].values.astype(float)
-    figsize = figsize or (4.8 * len(walls) + 0.5, 4.6)
+    many = len(fc.scenarios) > 3
+    figsize = figsize or (4.8 * len(walls) + 0.5, 5.4 if many else 4.6)
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
         axes = fig.subplots(1, len(walls), sharey=True, squeeze=False)[0]
         bins = _year_bins(years, years)
         for ax, wall in zip(axes, walls, strict=True):
+            missing = []
             for i, scenario in enumerate(fc.scenarios):
                 v = fc.forecast["hit_year"].sel(wall=wall, scenario=scenario).values.ravel()
                 finite = v[np.isfinite(v)]
                 not_hit = 1.0 - finite.size / max(v.size, 1)
+                if not_hit > 0:
+                    missing.append(
+                        f"{scenario} {not_hit:.0%}" if not_hit >= 0.01 else f"{scenario} <1%"
+                    )
                 colour = OKABE_ITO[i % len(OKABE_ITO)]
                 weights = np.full(finite.size, 1.0 / max(v.size, 1))
+                label = (
+                    scenario if many else f"{scenario} (not hit by {int(years[-1])}: {not_hit:.0%})"
+                )
                 ax.hist(
                     finite,
                     bins=bins,
@@ -181,7 +194,7 @@ def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
                     lw=2,
                     color=colour,
                     alpha=0.55 if len(fc.scenarios) == 1 else 1.0,
-                    label=f"{scenario} (not hit by {int(years[-1])}: {not_hit:.0%})",
+                    label=label,
                 )
                 if finite.size and not_hit < 0.5:
                     ax.axvline(np.quantile(v, 0.5), color=colour, lw=1.5, ls="--")
@@ -189,11 +202,29 @@ def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
             _integer_years(ax)
             ax.set_xlabel("Year the wall is hit (calendar year)")
             ax.set_xlim(years[0], years[-1])
-            ax.legend(loc="upper right", framealpha=0.9)
+            if many:
+                note = ", ".join(missing) if missing else "none"
+                ax.text(
+                    0.98,
+                    0.97,
+                    f"not hit by {int(years[-1])}: {note}",
+                    transform=ax.transAxes,
+                    ha="right",
+                    va="top",
+                    fontsize="small",
+                    bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none"},
+                )
+            else:
+                ax.legend(loc="upper right", framealpha=0.9)
         axes[0].set_ylabel("Share of draws per year (fraction)")
         for ax in axes[1:]:
             ax.set_ylabel("Share of draws per year (fraction)")
             ax.yaxis.label.set_visible(False)
+        if many:
+            handles, labels = axes[0].get_legend_handles_labels()
+            fig.legend(
+                handles, labels, loc="outside lower center", ncol=min(4, len(labels)), frameon=False
+            )
         fig.suptitle("When each wall is hit (dashed: median)")
     return fig
 
