@@ -415,8 +415,11 @@ def refresh_forecast(
             states[fit_names[tk]] = fut.state.name
         for name, fut in props.items():
             states[f"propagate-{name}"] = fut.state.name
+        # Fits first: a fit refused by the convergence gate raises its ConvergenceError here
+        # (naming the parameter and diagnostic), before its propagations report "not ready".
+        fitted = {tk: fut.result() for tk, fut in fits.items()}
         results = {name: fut.result() for name, fut in props.items()}
-        base_fit = next(iter(fits.values())).result()
+        base_fit = next(iter(fitted.values()))
         logger.info("tasks: " + ", ".join(f"{k}={v}" for k, v in states.items()))
 
         fingerprint = run_fingerprint(

@@ -265,3 +265,20 @@ def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+def test_refresh_that_fails_the_convergence_gate_keeps_the_last_forecast(ws, first_run):
+    """A refit that does not converge publishes nothing; `latest` keeps the last good forecast."""
+    before = latest_forecast_path(ws["outputs"])
+    published = sorted(p.name for p in (ws["outputs"] / "forecasts").iterdir())
+    from forecast.cli import app
+
+    args = ["run", "--data-dir", str(ws["data"]), "--outputs-dir", str(ws["outputs"])]
+    args += ["--scenario", "baseline", "--chains", "2", "--draws", "50", "--seed", "11"]
+    args += ["--year-step", "7", "--no-report"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "did not converge" in res.output
+    assert latest_forecast_path(ws["outputs"]) == before
+    assert sorted(p.name for p in (ws["outputs"] / "forecasts").iterdir()) == published
+    xr.open_datatree(before, engine="h5netcdf").close()  # still a complete, loadable forecast
