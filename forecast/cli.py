@@ -371,17 +371,6 @@ def latency_wall(
 
 # ----------------------------------------------------------------------------- curve
 
-# Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
-OKABE_ITO = (
-    "#0072B2",  # blue
-    "#D55E00",  # vermillion
-    "#009E73",  # bluish green
-    "#E69F00",  # orange
-    "#CC79A7",  # reddish purple
-    "#56B4E9",  # sky blue
-    "#000000",  # black
-    "#F0E442",  # yellow
-)
 CURVE_LOG10_FLOP = (22.0, 33.0)
 
 
@@ -403,61 +392,20 @@ def curve(
     _check_positive(duration_days, "--duration-days")
     accs = _select_accelerators(accelerator, hardware)
 
-    import numpy as np
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    from forecast.report.charts import utilization_chart
+    from forecast.report.numbers import accelerator_walls
 
-    from forecast.accelerators import bytes_per_number, hardware_from_accelerator
-    from forecast.model.params import assumptions_with
-    from forecast.model.search import find_walls, utilization_curve
-
-    a = assumptions_with(
-        duration_days=duration_days, bytes_per_number=bytes_per_number(precision.value)
+    names = [acc.name for acc in accs]
+    aw = accelerator_walls(
+        names,
+        curve_names=names,
+        duration_days=duration_days,
+        precision=precision.value,
+        hardware=hardware,
+        curve_step=0.02,
+        log10_flop_range=CURVE_LOG10_FLOP,
     )
-    lo, hi = CURVE_LOG10_FLOP
-    grid = np.round(np.arange(lo, hi + 1e-9, 0.02), 4)
-
-    fig = Figure(figsize=(9, 5.5), layout="constrained")
-    ax = fig.add_subplot()
-    handles: list[Any] = []
-    footnotes: list[str] = []
-    for i, acc in enumerate(accs):
-        colour = OKABE_ITO[i % len(OKABE_ITO)]
-        hw, notes = hardware_from_accelerator(acc, precision.value)
-        c = utilization_curve(hw, a, grid)
-        w = find_walls(hw, a)
-        util = np.where(np.asarray(c.feasible), np.asarray(c.utilization), np.nan)
-        label = acc.name + (" *" if notes else "")
-        (line,) = ax.plot(10.0**grid, util, color=colour, lw=2, label=label)
-        handles.append(line)
-        for wall, style in (
-            (w.data_movement_wall_log10_flop, "--"),
-            (w.latency_wall_log10_flop, ":"),
-        ):
-            if math.isfinite(wall) and lo <= wall <= hi:
-                ax.axvline(10.0**wall, color=colour, ls=style, lw=1.5, alpha=0.9)
-        if notes:
-            footnotes.append(f"* {acc.name}: " + "; ".join(notes))
-
-    handles += [
-        Line2D(
-            [], [], color="0.35", ls="--", lw=1.5, label="data-movement wall (util < 80% of max)"
-        ),
-        Line2D([], [], color="0.35", ls=":", lw=1.5, label="latency wall (no plan finishes)"),
-    ]
-    ax.set_xscale("log")
-    ax.set_xlim(10.0**lo, 10.0**hi)
-    ax.set_ylim(0.0, 1.0)
-    ax.set_xlabel("Training compute (FLOP)")
-    ax.set_ylabel("Best achievable utilization (fraction of peak FLOP/s)")
-    ax.set_title(
-        f"Best achievable utilization vs training compute ({duration_days:g}-day run, {precision.value})"
-    )
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.9)
-    if footnotes:
-        fig.text(0.01, 0.0, "\n".join(footnotes), fontsize=7, va="bottom", ha="left", wrap=True)
-        fig.get_layout_engine().set(h_pad=0.25)
+    fig = utilization_chart(aw, figsize=(9, 5.5))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=150)
     typer.echo(f"wrote {out}")

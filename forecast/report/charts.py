@@ -18,7 +18,6 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from forecast.cli import OKABE_ITO
 from forecast.report.numbers import (
     AcceleratorWalls,
     Backtest,
@@ -29,6 +28,17 @@ from forecast.report.numbers import (
     wall_label,
 )
 
+# Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
+OKABE_ITO = (
+    "#0072B2",  # blue
+    "#D55E00",  # vermillion
+    "#009E73",  # bluish green
+    "#E69F00",  # orange
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#000000",  # black
+    "#F0E442",  # yellow
+)
 BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY, BLACK, YELLOW = OKABE_ITO
 FRONTIER_COLOUR = BLUE
 WALL_COLOURS = {"data_movement": VERMILLION, "latency": GREEN}
@@ -358,9 +368,9 @@ def utilization_chart(aw: AcceleratorWalls, *, scale: float = 1.0, figsize=(10, 
             colour = OKABE_ITO[i % len(OKABE_ITO)]
             grid = np.asarray(c["log10_flop"])
             lo, hi = float(grid[0]), float(grid[-1])
-            (line,) = ax.plot(
-                10.0**grid, c["utilization"], color=colour, lw=2, label=c["accelerator"]
-            )
+            noted = any(r["notes"] for r in aw.rows if r["accelerator"] == c["accelerator"])
+            label = c["accelerator"] + (" *" if noted else "")
+            (line,) = ax.plot(10.0**grid, c["utilization"], color=colour, lw=2, label=label)
             handles.append(line)
             for wall, style in ((c["dm"], "--"), (c["lat"], ":")):
                 if math.isfinite(wall) and lo <= wall <= hi:
@@ -386,6 +396,17 @@ def utilization_chart(aw: AcceleratorWalls, *, scale: float = 1.0, figsize=(10, 
             f"({aw.duration_days:g}-day run, {aw.precision})"
         )
         ax.legend(handles=handles, loc="lower left", framealpha=0.9, ncol=2)
+        plotted = {c["accelerator"] for c in aw.curves}
+        notes = [
+            f"* {r['accelerator']}: " + "; ".join(r["notes"])
+            for r in aw.rows
+            if r["notes"] and r["accelerator"] in plotted
+        ]
+        if notes:
+            fig.text(
+                0.01, 0.0, "\n".join(notes), fontsize="x-small", va="bottom", ha="left", wrap=True
+            )
+            fig.get_layout_engine().set(h_pad=0.25)
     return fig
 
 

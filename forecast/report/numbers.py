@@ -598,6 +598,7 @@ def accelerator_walls(
     precision: str = "bf16",
     hardware: Path | None = None,
     curve_step: float = 0.05,
+    log10_flop_range: tuple[float, float] = (22.0, 33.0),
 ) -> AcceleratorWalls:
     """Walls of each accelerator (as ``wallcast walls``) and utilization curves of a few (JAX)."""
     from forecast.accelerators import bytes_per_number, hardware_from_accelerator
@@ -627,7 +628,8 @@ def accelerator_walls(
                 "hw": hw,
             }
         )
-    grid = np.round(np.arange(22.0, 33.0 + 1e-9, curve_step), 4)
+    lo, hi = log10_flop_range
+    grid = np.round(np.arange(lo, hi + 1e-9, curve_step), 4)
     for want in curve_names or ():
         try:
             acc = get_accelerator(df, want)
