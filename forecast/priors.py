@@ -205,10 +205,16 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "parameter count N0 at which the critical batch equals batch_tokens_2024",
     ),
     ParameterSpec(
-        "scaling.layer_coef",
+        "scaling.layers_at_reference",
         "layers",
         "positive",
-        "coefficient of layers L = coef * N^exponent",
+        "layer count L_ref of a model with layer_reference_params parameters",
+    ),
+    ParameterSpec(
+        "scaling.layer_reference_params",
+        "params",
+        "positive",
+        "parameter count N_ref around which the layer exponent pivots: L = L_ref (N / N_ref)^exponent",
     ),
     ParameterSpec(
         "scaling.layer_exponent",

@@ -25,7 +25,8 @@ def coupled_latency_wall_flop(d: dict, exponent_scale: float, n: int) -> np.ndar
     t = d["training.duration_days"] * 86_400.0
     b0, n0 = d["scaling.batch_tokens_2024"], d["scaling.batch_reference_params"]
     a_b = d["scaling.batch_exponent"] * exponent_scale
-    l0, a_l = d["scaling.layer_coef"], d["scaling.layer_exponent"]
+    l_ref, n_ref = d["scaling.layers_at_reference"], d["scaling.layer_reference_params"]
+    a_l = d["scaling.layer_exponent"]
     kernel = d["latency.kernel_us"] * 1e-6
     base, intra = d["latency.allreduce_base_us"] * 1e-6, d["latency.intra_domain_hop_us"] * 1e-6
     inter = d["latency.inter_domain_hop_us"] * 1e-6
@@ -33,7 +34,7 @@ def coupled_latency_wall_flop(d: dict, exponent_scale: float, n: int) -> np.ndar
     def slack(log10_n):
         params = 10.0**log10_n
         flop, tokens = 120.0 * params**2, 20.0 * params
-        layers, batch = l0 * params**a_l, b0 * (params / n0) ** a_b
+        layers, batch = l_ref * (params / n_ref) ** a_l, b0 * (params / n0) ** a_b
         gpus = flop / (H100_FP8 * UTILIZATION * t)
         axis = np.sqrt(np.maximum(1.0, gpus * B_MIN / batch))
         ranks = np.minimum(axis, RANKS_PER_POD)

@@ -40,7 +40,7 @@ for b0 in (16e6, 60e6, 360e6):
 print("## depth")
 row("layer_exponent 0.21", layer_exponent=0.21)
 row("layer_exponent 0.33", layer_exponent=0.33)
-row("layer_coef 0.044", layer_coef=0.044)
+row("layers_ref halved (59.9)", layers_ref=59.9)
 print("## util")
 for u in (0.5, 0.6, 0.7, 0.8):
     row(f"max_utilization {u}", max_utilization=u)

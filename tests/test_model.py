@@ -99,15 +99,23 @@ def test_faster_batch_scaling_pushes_both_walls_out(h100_walls, override):
 
 
 @pytest.mark.parametrize(
-    "override",
-    [{"layer_exponent": 0.21}, {"layer_coef": 0.044}],
-    ids=["layer_exponent_0.21", "layer_coef_halved"],
+    ("override", "min_dm_shift_dex", "min_latency_shift_dex"),
+    [({"layer_exponent": 0.21}, 0.0, 0.2), ({"layers_ref": 59.9}, 0.2, 0.3)],
+    ids=["layer_exponent_0.21", "layers_ref_halved"],
 )
-def test_shallower_models_push_both_walls_out(h100_walls, override):
-    """[P]: shorter and fatter models push both limits out."""
+def test_shallower_models_push_both_walls_out(
+    h100_walls, override, min_dm_shift_dex, min_latency_shift_dex
+):
+    """[P]: shorter and fatter models push both limits out.
+
+    The exponent pivots at 4e11 parameters, so at the data-movement wall (N ~ 2e13, 50x beyond
+    the pivot) exponent 0.21 removes only ~20 % of the layers and the wall moves by < 0.01 dex
+    (measured +0.004); halving every model's depth moves it +0.36 dex.  The latency wall, at
+    ~1e15 parameters, moves +0.33 and +0.51 dex.
+    """
     dm, lat = _walls(H100, assumptions_with(**override))
-    assert dm > h100_walls.data_movement_wall_log10_flop + 0.05
-    assert lat > h100_walls.latency_wall_log10_flop + 0.05
+    assert dm > h100_walls.data_movement_wall_log10_flop + min_dm_shift_dex
+    assert lat > h100_walls.latency_wall_log10_flop + min_latency_shift_dex
 
 
 def test_closed_form_latency_wall_matches_sevilla():
@@ -125,6 +133,32 @@ def test_closed_form_latency_wall_matches_sevilla():
 
 
 # ----------------------------------------------------------------------------- scaling relations
+
+
+@pytest.mark.parametrize("exponent", [0.21, 0.27, 0.33])
+def test_depth_law_pivots_at_todays_models(exponent):
+    """The layer exponent's range ([R]: 0.21-0.33) changes depth beyond today's models only.
+
+    References: Chinchilla 70B has 80 layers (Hoffmann et al. 2022, Table 4); Llama 3.1 405B has
+    126 (Meta 2024, The Llama 3 Herd of Models, Table 3).  [R]'s literal form 0.088 N^0.21 would
+    give Chinchilla 17 layers.
+    """
+    assert float(layers_for_params(4.05e11, layer_exponent=exponent)) == pytest.approx(
+        126, rel=0.06
+    )
+    assert float(layers_for_params(7e10, layer_exponent=exponent)) == pytest.approx(80, rel=0.2)
+    # At the central exponent the pivoted law is [R]'s fit itself.
+    if exponent == 0.27:
+        for n in (1e9, 1e13, 1e15):
+            assert float(layers_for_params(n)) == pytest.approx(0.088 * n**0.27, rel=1e-12)
+    # Beyond the pivot a larger exponent means a deeper model, below it a shallower one.
+    deeper = exponent + 0.01
+    assert layers_for_params(1e14, layer_exponent=deeper) > layers_for_params(
+        1e14, layer_exponent=exponent
+    )
+    assert layers_for_params(1e10, layer_exponent=deeper) < layers_for_params(
+        1e10, layer_exponent=exponent
+    )
 
 
 def test_chinchilla_compute_relation():

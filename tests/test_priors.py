@@ -401,14 +401,14 @@ def test_invalid_tables_report_file_key_and_line(
 
 def test_missing_required_key_in_full_file(tmp_path: Path) -> None:
     text = (PRIORS_DIR / "baseline.toml").read_text(encoding="utf-8")
-    start = text.index("[scaling.layer_coef]")
-    end = text.index("[scaling.layer_exponent]")
+    start = text.index("[scaling.layers_at_reference]")
+    end = text.index("[scaling.layer_reference_params]")
     path = write(tmp_path, text[:start] + text[end:], "partial.toml")
     with pytest.raises(PriorError) as info:
         load_priors(path)
     msg = str(info.value)
-    assert "partial.toml" in msg and "scaling.layer_coef" in msg and "missing required" in msg
-    assert info.value.key == "scaling.layer_coef"
+    assert "partial.toml" in msg and "scaling.layers_at_reference" in msg and "missing required" in msg
+    assert info.value.key == "scaling.layers_at_reference"
     assert len(info.value.problems) == 1
     load_overlay(path)  # fine as an overlay
 

@@ -100,14 +100,16 @@ def test_model_indices_in_range_and_drivers_of_the_latency_wall(model_result):
     for name in ("first_order", "total"):
         v = ds[name].values
         assert np.all(np.isfinite(v)) and np.all((v >= -0.1) & (v <= 1.1)), name
-    # Latency-wall FLOP: the wall is where t_layer * L * D / B reaches the run's duration, so
-    # depth (L = 0.088 N^layer_exponent: the 0.21-0.33 range is a factor N^0.12 ~ 30x at N ~ 1e13)
-    # and the critical batch (16M-360M tokens, 22x) set it; the growth rates of the hardware and
-    # of frontier compute barely enter it.  Robust at n = 64: both rank in the top 3 by total
-    # index (measured: 0.42 and 0.42; the third, latency drift, 0.07).
+    # Latency-wall FLOP: the wall is where t_layer * L * D / B reaches the run's duration, so the
+    # critical batch (16M-360M tokens, 22x) sets it: total index 0.73 at n = 64.  Depth enters
+    # too, but its exponent pivots at today's largest models (4e11 params), so 0.21-0.33 is a
+    # factor (1e15 / 4e11)^0.12 ~ 2.5x in layers at the wall: total index 0.05.  The growth
+    # rates of the hardware and of frontier compute barely enter it.
     lat = ds.sel(target="latency_hit_log10_flop")
-    top3 = list(lat["input"].values[np.argsort(-lat["total"].values)][:3])
-    assert "scaling.layer_exponent" in top3 and "scaling.batch_tokens_2024" in top3
+    ranked = list(lat["input"].values[np.argsort(-lat["total"].values)])
+    assert ranked[0] == "scaling.batch_tokens_2024"
+    assert float(lat["total"].sel(input="scaling.batch_tokens_2024")) > 0.5
+    assert float(lat["total"].sel(input="scaling.layer_exponent")) < 0.2
     # tornado: a deeper model (higher layer exponent) lowers the latency wall
     s = lat.sel(input="scaling.layer_exponent")
     assert float(s["tornado_high"]) < float(lat["baseline"]) < float(s["tornado_low"])

@@ -33,6 +33,10 @@ class Hardware(NamedTuple):
     scaleout_bandwidth: Any
 
 
+LAYER_REFERENCE_PARAMS = 4.05e11  # Llama 3.1 405B: the largest dense model with a published depth
+LAYERS_AT_REFERENCE = 0.088 * LAYER_REFERENCE_PARAMS**0.27  # [R]'s fit there: 119.8 layers
+
+
 class Assumptions(NamedTuple):
     """Training assumptions; every field is a named parameter with a default and its source.
 
@@ -47,9 +51,13 @@ class Assumptions(NamedTuple):
         Bytes per weight/activation in the matmuls: 2 = BF16 (baseline), 1 = FP8.
     tokens_per_param
         Chinchilla ratio D/N = 20 (Hoffmann et al. 2022), so C = 6ND = 120 N^2 [R].
-    layer_coef, layer_exponent
-        Depth L = layer_coef * N**layer_exponent: 0.088 and 0.27, a fit to the Chinchilla family
-        in Sevilla et al. 2024, "Can AI scaling continue through 2030?" [R].
+    layers_ref, layer_ref_params, layer_exponent
+        Depth L = layers_ref * (N / layer_ref_params)**layer_exponent.  [R] (Sevilla et al. 2024,
+        "Can AI scaling continue through 2030?") fits L = 0.088 N^0.27 to the Chinchilla family;
+        layers_ref = 0.088 * 4.05e11^0.27 = 119.8 is that fit at Llama 3.1 405B's size (the model
+        has 126 layers), so at the central exponent the two forms agree exactly.  The exponent's
+        uncertainty (0.21-0.33) pivots around today's largest dense models instead of around
+        N = 1: pivoting at 1 would give Chinchilla 70B 17 layers at exponent 0.21 (it has 80).
     batch_tokens_ref, batch_ref_params, batch_exponent
         Critical batch B = batch_tokens_ref * (N / batch_ref_params)**batch_exponent tokens.
         60M tokens in 2024 and exponent 0.36 are [R]'s medians; the reference size 5.6e11 is our
@@ -97,7 +105,8 @@ class Assumptions(NamedTuple):
     max_utilization: Any = 0.7
     bytes_per_number: Any = 2.0
     tokens_per_param: Any = 20.0
-    layer_coef: Any = 0.088
+    layers_ref: Any = LAYERS_AT_REFERENCE
+    layer_ref_params: Any = LAYER_REFERENCE_PARAMS
     layer_exponent: Any = 0.27
     batch_tokens_ref: Any = 60e6
     batch_ref_params: Any = 5.6e11

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from forecast.model.params import Assumptions
+from forecast.model.params import LAYER_REFERENCE_PARAMS, LAYERS_AT_REFERENCE, Assumptions
 
 
 class ModelShape(NamedTuple):
@@ -30,9 +30,14 @@ def flop_for_params(params, tokens_per_param=20.0):
     return 6.0 * tokens_per_param * params**2
 
 
-def layers_for_params(params, layer_coef=0.088, layer_exponent=0.27):
-    """Depth L = coef * N^exponent (Sevilla et al. 2024 fit to the Chinchilla family)."""
-    return layer_coef * params**layer_exponent
+def layers_for_params(
+    params,
+    layers_ref=LAYERS_AT_REFERENCE,
+    layer_ref_params=LAYER_REFERENCE_PARAMS,
+    layer_exponent=0.27,
+):
+    """Depth L = L_ref (N / N_ref)^exponent, pivoting [R]'s fit 0.088 N^0.27 at N_ref."""
+    return layers_ref * (params / layer_ref_params) ** layer_exponent
 
 
 def critical_batch_tokens(
@@ -52,7 +57,7 @@ def model_shape(log10_flop, a: Assumptions) -> ModelShape:
     flop = 10.0 ** jnp.asarray(log10_flop, dtype=jnp.float64)
     n = params_for_flop(flop, a.tokens_per_param)
     tokens = a.tokens_per_param * n
-    layers = layers_for_params(n, a.layer_coef, a.layer_exponent)
+    layers = layers_for_params(n, a.layers_ref, a.layer_ref_params, a.layer_exponent)
     d_model = jnp.sqrt(n / ((4.0 + 8.0 * a.moe_active_experts) * layers))
     batch = critical_batch_tokens(n, a.batch_tokens_ref, a.batch_ref_params, a.batch_exponent)
     return ModelShape(n, tokens, layers, d_model, batch, tokens / batch)
