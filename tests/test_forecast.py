@@ -243,17 +243,44 @@ def epoch_2030_latency():
 
 
 def test_epoch_2030_latency_wall_median_close_to_report(epoch_2030_latency):
-    """Sevilla et al. 2024, Figure 6: median 3e31 FLOP. Our full plan model: ~6e31."""
+    """Sevilla et al. 2024, Figure 6: median 3e31, 10th percentile 3e30 FLOP.
+
+    Measured with the full plan model: median 6.4e31 at n = 3000 (6.0e31 at n = 4000), so the
+    issue's x2 criterion is met only at the edge; 10th percentile 2.7e30 (criterion x3).
+    """
     median = 10 ** np.median(epoch_2030_latency)
     assert 3e31 / 2.5 <= median <= 3e31 * 2.5
     low = 10 ** np.quantile(epoch_2030_latency, 0.1)
-    assert 3e30 / 5 <= low <= 3e30 * 3
+    assert 3e30 / 3 <= low <= 3e30 * 3
+
+
+def test_epoch_2030_batch_range_alone_is_wider_than_reports_interval(epoch_2030_latency):
+    """Why [R]'s 80 % interval (3e30..1e32, 1.5 dex) cannot be met with its own parameter table.
+
+    Varying only the 2024 critical batch (16M / 60M / 360M tokens at 10/50/90 %) and holding
+    every other input at its median already spreads the latency wall's 10-90 % range over more
+    than the widest the criterion allows (3e30/3 .. 1e32*3 = 2.5 dex): the wall scales as
+    B0^(2/(1 + layer exponent - batch exponent)) ~ B0^2.2, and 1.35 dex of B0 becomes ~2.8 dex.
+    Adding the other inputs only widens it (measured: 3.0 dex).
+    """
+    from forecast.priors import load_priors
+    from forecast.validation import h100_wall_distribution
+
+    path = Path(__file__).resolve().parents[1] / "priors" / "epoch-2030.toml"
+    batch_only = h100_wall_distribution(
+        load_priors(path), n=3000, seed=0, vary=("scaling.batch_tokens_2024",)
+    )["latency"]
+    widest_allowed_dex = np.log10(1e32 * 3) - np.log10(3e30 / 3)
+    lo, hi = np.quantile(batch_only, [0.1, 0.9])
+    assert hi - lo > widest_allowed_dex
+    full_lo, full_hi = np.quantile(epoch_2030_latency, [0.1, 0.9])
+    assert full_hi - full_lo >= hi - lo - 0.05
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="upper tail: critical batch growing as N^0.31-0.41 puts the 90% point near 1e34, "
-    "not [R]'s 1e32 (docs/validation.md); strict so that a fix shows up",
+    reason="[R]'s 80% interval is 1.5 dex wide, but its own 2024-batch range (16-360M tokens) "
+    "alone spreads the wall over 2.8 dex (test above; docs/validation.md 7.1)",
 )
 def test_epoch_2030_latency_wall_interval_matches_report(epoch_2030_latency):
     lo, hi = 10 ** np.quantile(epoch_2030_latency, [0.1, 0.9])

@@ -407,7 +407,9 @@ def test_missing_required_key_in_full_file(tmp_path: Path) -> None:
     with pytest.raises(PriorError) as info:
         load_priors(path)
     msg = str(info.value)
-    assert "partial.toml" in msg and "scaling.layers_at_reference" in msg and "missing required" in msg
+    assert (
+        "partial.toml" in msg and "scaling.layers_at_reference" in msg and "missing required" in msg
+    )
     assert info.value.key == "scaling.layers_at_reference"
     assert len(info.value.problems) == 1
     load_overlay(path)  # fine as an overlay
