@@ -700,7 +700,19 @@ def _norm_unit(u: str) -> str:
     )
 
 
+# Keys that earlier versions of the format accepted, with what replaces them.
+RETIRED_KEYS = {
+    "scaling.layer_coef": (
+        "retired on 2026-11-29: depth is L = L_ref (N / N_ref)^exponent, given by "
+        "'scaling.layers_at_reference' and 'scaling.layer_reference_params' "
+        "(0.088 N^0.27 is L_ref = 119.8 at N_ref = 4.05e11)"
+    ),
+}
+
+
 def _suggest(key: str) -> str:
+    if key in RETIRED_KEYS:
+        return f"; {RETIRED_KEYS[key]}"
     close = difflib.get_close_matches(key, PARAMETERS, n=1, cutoff=0.5)
     if not close:  # try on the last component, which carries the meaning
         tail = key.rsplit(".", 1)[-1]

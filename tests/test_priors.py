@@ -521,3 +521,14 @@ def test_fitted_ppf_monotone_and_through_quantiles(
     assert np.all(np.diff(x) >= 0)
     coarse = prior.ppf(np.linspace(0.01, 0.99, 99))
     assert np.all(np.diff(coarse) > 0)
+
+
+def test_retired_layer_coef_key_names_its_replacement(tmp_path: Path) -> None:
+    """A prior file written before the depth law was pivoted gets told what replaced the key."""
+    path = tmp_path / "old.toml"
+    path.write_text('[scaling.layer_coef]\nvalue = 0.088\nsource = "[R]"\n', encoding="utf-8")
+    with pytest.raises(PriorError) as info:
+        load_overlay(path)
+    msg = str(info.value)
+    assert "old.toml" in msg and "line 1" in msg and "scaling.layer_coef" in msg
+    assert "scaling.layers_at_reference" in msg and "scaling.layer_reference_params" in msg
