@@ -47,43 +47,11 @@ from forecast.model.params import Assumptions, Hardware  # isort: skip
 from forecast.model.plan import best_plan_over_m  # isort: skip
 from forecast.model.scaling import model_shape  # isort: skip
 from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid  # isort: skip
+from forecast.validation import comparison_draws  # isort: skip
 
 # flops, hbm_bandwidth, hbm_capacity, scaleup_bandwidth, scaleup_domain_size, scaleout_bandwidth
-PARTS = np.array(
-    [
-        (9.89e14, 3.35e12, 8.0e10, 4.5e11, 8.0, 5.0e10),  # H100 SXM5
-        (2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5.0e10),  # GB200 NVL72 (per GPU)
-        (4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),  # TPU v5p
-        (1.3074e15, 5.3e12, 1.92e11, 4.48e11, 8.0, 5.0e10),  # MI300X (+ default NIC)
-        (2.25e15, 8.0e12, 1.8e11, 9.0e11, 8.0, 5.0e10),  # B200
-    ]
-)
 LO, HI = 20.0, 40.0
 XTOL = 1e-3  # dex, the fast path's resolution is ~1e-3 (latency) and ~3e-3 (data movement)
-
-
-def draws(n: int, seed: int) -> tuple[Hardware, Assumptions]:
-    """Real parts x lognormal factors (sd 0.4), assumptions uniform in the prior ranges."""
-    rng = np.random.default_rng(seed)
-    hw = PARTS[rng.integers(0, len(PARTS), n)].copy()
-    for j in (0, 1, 2, 3, 5):
-        hw[:, j] *= np.exp(rng.normal(0.0, 0.4, n))
-
-    def u(lo, hi):
-        return rng.uniform(lo, hi, n)
-
-    a = Assumptions(
-        duration_s=u(60.0, 274.0) * 86_400.0,
-        max_utilization=u(0.55, 0.8),
-        batch_tokens_ref=np.exp(u(np.log(16e6), np.log(360e6))),
-        batch_exponent=u(0.31, 0.41),
-        layer_exponent=u(0.21, 0.33),
-        kernel_latency_s=u(2e-6, 8e-6),
-        collective_efficiency=u(0.7, 0.9),
-        scaleout_multiplier=np.exp(u(np.log(0.5), np.log(2.0))),
-    )
-    a = Assumptions(*(np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in a))
-    return Hardware(*hw.T), a
 
 
 def take(x, sl):
@@ -185,7 +153,7 @@ def main() -> None:
     n, k = args.draws, min(args.loop_draws, args.draws)
 
     print(f"cpu: {_cpu_model()}; jax devices: {jax.devices()}")
-    hw, a = draws(n, args.seed)
+    hw, a = comparison_draws(n, args.seed)
 
     # (a) vectorized.  Compile on the shape the timed call will use (chunk, or n if smaller).
     warm = min(n, args.chunk)

@@ -1,9 +1,10 @@
-"""Reproductions of published distributions (used by tests and docs/validation.md)."""
+"""Reproductions of published distributions and comparison draws (tests, benchmarks, docs)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from forecast.model.params import Assumptions, Hardware
 from forecast.priors import PriorSet
 
 H100 = dict(
@@ -46,3 +47,44 @@ def h100_wall_distribution(
     )
     dm, lat = fast_walls(hw, a)
     return {"data_movement": dm[:, 0], "latency": lat[:, 0]}
+
+
+# Real parts (dense BF16 FLOP/s, HBM B/s, HBM bytes, scale-up B/s, domain size, scale-out B/s).
+COMPARISON_PARTS = np.array(
+    [
+        (9.89e14, 3.35e12, 8.0e10, 4.5e11, 8.0, 5.0e10),  # H100 SXM5
+        (2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5.0e10),  # GB200 NVL72 (per GPU)
+        (4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),  # TPU v5p
+        (1.3074e15, 5.3e12, 1.92e11, 4.48e11, 8.0, 5.0e10),  # MI300X (+ default NIC)
+        (2.25e15, 8.0e12, 1.8e11, 9.0e11, 8.0, 5.0e10),  # B200
+    ]
+)
+
+
+def comparison_draws(n: int, seed: int) -> tuple[Hardware, Assumptions]:
+    """Random hardware and assumptions for comparing the fast path with the full search.
+
+    Real parts times log-normal factors (sd 0.4) on every bandwidth, capacity and FLOP/s; the
+    assumptions uniform over the prior ranges ([R]'s batch, exponents and run length, latency,
+    network).  Every field is an array of shape (n,).
+    """
+    rng = np.random.default_rng(seed)
+    hw = COMPARISON_PARTS[rng.integers(0, len(COMPARISON_PARTS), n)].copy()
+    for j in (0, 1, 2, 3, 5):
+        hw[:, j] *= np.exp(rng.normal(0.0, 0.4, n))
+
+    def u(lo, hi):
+        return rng.uniform(lo, hi, n)
+
+    a = Assumptions(
+        duration_s=u(60.0, 274.0) * 86_400.0,
+        max_utilization=u(0.55, 0.8),
+        batch_tokens_ref=np.exp(u(np.log(16e6), np.log(360e6))),
+        batch_exponent=u(0.31, 0.41),
+        layer_exponent=u(0.21, 0.33),
+        kernel_latency_s=u(2e-6, 8e-6),
+        collective_efficiency=u(0.7, 0.9),
+        scaleout_multiplier=np.exp(u(np.log(0.5), np.log(2.0))),
+    )
+    a = Assumptions(*(np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in a))
+    return Hardware(*hw.T), a

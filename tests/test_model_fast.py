@@ -19,41 +19,10 @@ import pytest
 from forecast.model import Assumptions, Hardware
 from forecast.model.fast import fast_walls
 from forecast.model.search import find_walls
+from forecast.validation import COMPARISON_PARTS, comparison_draws
 
 FACTOR = math.log10(1.5)  # 0.176 dex
 N_DRAWS = 16
-
-PARTS = np.array(
-    [
-        (9.89e14, 3.35e12, 8.0e10, 4.5e11, 8.0, 5.0e10),  # H100 SXM5
-        (2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5.0e10),  # GB200 NVL72 (per GPU)
-        (4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),  # TPU v5p
-        (1.3074e15, 5.3e12, 1.92e11, 4.48e11, 8.0, 5.0e10),  # MI300X (+ default NIC)
-        (2.25e15, 8.0e12, 1.8e11, 9.0e11, 8.0, 5.0e10),  # B200
-    ]
-)
-
-
-def _draws(n: int, seed: int = 20241104) -> tuple[Hardware, Assumptions]:
-    rng = np.random.default_rng(seed)
-    hw = PARTS[rng.integers(0, len(PARTS), n)].copy()
-    for j in (0, 1, 2, 3, 5):
-        hw[:, j] *= np.exp(rng.normal(0.0, 0.4, n))
-
-    def u(lo, hi):
-        return rng.uniform(lo, hi, n)
-
-    a = Assumptions(
-        duration_s=u(60.0, 274.0) * 86_400.0,
-        max_utilization=u(0.55, 0.8),
-        batch_tokens_ref=np.exp(u(np.log(16e6), np.log(360e6))),
-        batch_exponent=u(0.31, 0.41),
-        layer_exponent=u(0.21, 0.33),
-        kernel_latency_s=u(2e-6, 8e-6),
-        collective_efficiency=u(0.7, 0.9),
-        scaleout_multiplier=np.exp(u(np.log(0.5), np.log(2.0))),
-    )
-    return Hardware(*hw.T), a
 
 
 def _one(x, i):
@@ -62,7 +31,7 @@ def _one(x, i):
 
 @pytest.fixture(scope="module")
 def comparison():
-    hw, a = _draws(N_DRAWS)
+    hw, a = comparison_draws(N_DRAWS, seed=20241104)
     dm_fast, lat_fast = fast_walls(hw, a)
     rows = []
     for i in range(N_DRAWS):
@@ -128,7 +97,7 @@ def test_walls_are_finite_and_ordered(comparison):
 
 
 def test_broadcasts_scalar_hardware_over_array_assumptions():
-    hw = Hardware(*PARTS[0])
+    hw = Hardware(*COMPARISON_PARTS[0])
     a = Assumptions(batch_exponent=np.array([0.31, 0.36, 0.41]))
     dm, lat = fast_walls(hw, a)
     assert dm.shape == lat.shape == (3,)
@@ -139,14 +108,14 @@ def test_broadcasts_scalar_hardware_over_array_assumptions():
     assert dm1.shape == () and float(dm1) == pytest.approx(dm[2], abs=1e-9)
     assert float(lat1) == pytest.approx(lat[2], abs=1e-9)
     # 2-D broadcasting: (2, 1) hardware against (3,) assumptions.
-    hw2 = Hardware(*(np.array([[v], [v]]) for v in PARTS[0]))
+    hw2 = Hardware(*(np.array([[v], [v]]) for v in COMPARISON_PARTS[0]))
     dm2, _ = fast_walls(hw2, a)
     assert dm2.shape == (2, 3)
     np.testing.assert_allclose(dm2, np.broadcast_to(dm, (2, 3)), atol=1e-9)
 
 
 def test_chunking_does_not_change_results():
-    hw, a = _draws(N_DRAWS, seed=7)
+    hw, a = comparison_draws(N_DRAWS, seed=7)
     dm7, lat7 = fast_walls(hw, a, chunk=7)
     dm_big, lat_big = fast_walls(hw, a, chunk=4096)
     np.testing.assert_array_equal(dm7, dm_big)
@@ -154,7 +123,7 @@ def test_chunking_does_not_change_results():
 
 
 def test_infinity_conventions():
-    h100 = Hardware(*PARTS[0])
+    h100 = Hardware(*COMPARISON_PARTS[0])
     # A range that starts above the latency wall: no budget is feasible -> latency wall -inf.
     _, lat = fast_walls(h100, log10_flop_range=(33.0, 40.0))
     assert float(lat) == -np.inf
@@ -175,7 +144,7 @@ def test_infinity_conventions():
 
 
 def test_dm_wall_respects_search_range():
-    h100 = Hardware(*PARTS[0])
+    h100 = Hardware(*COMPARISON_PARTS[0])
     dm, lat = fast_walls(h100, log10_flop_range=(33.0, 40.0))
     assert float(dm) <= float(lat)
     dm, _ = fast_walls(h100, log10_flop_range=(29.0, 40.0))
