@@ -1,0 +1,41 @@
+"""Number formatting shared by the CLI, the flows' artifacts, the report and the deck.
+
+One home for how wallcast writes numbers for people, so that a hit year or a FLOP figure reads the
+same in every output.  JSON output never goes through these: it carries plain floats.
+"""
+
+from __future__ import annotations
+
+import math
+
+NOT_HIT_FLOP = "not hit"
+
+
+def sci(x: float, digits: int = 1) -> str:
+    """Scientific notation without '+' or zero padding: 2.0e28, 2.9e3, 1.5e-4."""
+    if not math.isfinite(x):
+        return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def fmt_flop(x: float, digits: int = 1) -> str:
+    """Training compute in FLOP: '1.3e30'; +inf (a wall never reached) as 'not hit'."""
+    return NOT_HIT_FLOP if math.isinf(x) else sci(x, digits)
+
+
+def fmt_year(v: float, last_year: int | None = None) -> str:
+    """Fractional hit year to one decimal: '2030.5'; +inf as 'not by <last_year>'."""
+    if math.isinf(v):
+        return f"not by {last_year}" if last_year is not None else "not by end"
+    return f"{v:.1f}"
+
+
+def fmt_pct(p: float) -> str:
+    """A fraction as a whole percentage: 0.8 -> '80%'."""
+    return f"{p:.0%}"
+
+
+def fmt_interval(median: str, lower: str, upper: str) -> str:
+    """'median (lower - upper)', the form every interval table uses."""
+    return f"{median} ({lower} - {upper})"
