@@ -1,0 +1,74 @@
+"""Where wallcast reads and writes: the one place that resolves folders and environment overrides.
+
+Every command and library default goes through these functions, so that an override means the
+same thing everywhere.  Resolution order for each folder: an explicit argument (a CLI option),
+then the environment variable, then the folder shipped in the repository.
+
+============================  =========================  ==================================
+folder                        environment variable       default
+============================  =========================  ==================================
+data tables (hardware.csv, …)  ``WALLCAST_DATA_DIR``      ``<repo>/data``
+published forecasts            ``WALLCAST_OUTPUTS_DIR``   ``<repo>/outputs``
+priors (baseline.toml, …)      ``WALLCAST_PRIORS_DIR``    ``<repo>/priors``
+scenario overlays              (under the priors folder)  ``<priors>/scenarios``
+============================  =========================  ==================================
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+DATA_DIR_ENV = "WALLCAST_DATA_DIR"
+OUTPUTS_DIR_ENV = "WALLCAST_OUTPUTS_DIR"
+PRIORS_DIR_ENV = "WALLCAST_PRIORS_DIR"
+
+HARDWARE_FILE = "hardware.csv"
+FRONTIER_RUNS_FILE = "frontier_runs.csv"
+BASELINE_PRIORS_FILE = "baseline.toml"
+SCENARIOS_SUBDIR = "scenarios"
+DOCS_DIR = REPO_ROOT / "docs"
+
+
+def _resolve(explicit: str | Path | None, env: str, default: Path) -> Path:
+    if explicit is not None and str(explicit) != "":
+        return Path(explicit)
+    value = os.environ.get(env, "")
+    return Path(value) if value else default
+
+
+def data_dir(explicit: str | Path | None = None) -> Path:
+    """Folder of the data tables (``hardware.csv``, ``frontier_runs.csv``, landing folders)."""
+    return _resolve(explicit, DATA_DIR_ENV, REPO_ROOT / "data")
+
+
+def outputs_dir(explicit: str | Path | None = None) -> Path:
+    """Folder of published forecasts (``forecasts/<id>/`` and the ``latest`` pointer)."""
+    return _resolve(explicit, OUTPUTS_DIR_ENV, REPO_ROOT / "outputs")
+
+
+def priors_dir(explicit: str | Path | None = None) -> Path:
+    """Folder of prior files (``baseline.toml``) with the scenario overlays under it."""
+    return _resolve(explicit, PRIORS_DIR_ENV, REPO_ROOT / "priors")
+
+
+def scenarios_dir(priors_folder: str | Path | None = None) -> Path:
+    """Folder of the scenario overlays (``<priors>/scenarios``)."""
+    return priors_dir(priors_folder) / SCENARIOS_SUBDIR
+
+
+def default_priors_path() -> Path:
+    """The baseline prior file (``<priors>/baseline.toml``)."""
+    return priors_dir() / BASELINE_PRIORS_FILE
+
+
+def hardware_path(data_folder: str | Path | None = None) -> Path:
+    """The accelerator table of a data folder."""
+    return data_dir(data_folder) / HARDWARE_FILE
+
+
+def frontier_runs_path(data_folder: str | Path | None = None) -> Path:
+    """The record training-runs table of a data folder."""
+    return data_dir(data_folder) / FRONTIER_RUNS_FILE
