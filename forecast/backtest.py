@@ -38,6 +38,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from forecast.constants import REFERENCE_YEAR
+
 __all__ = [
     "CURVE_PROBS",
     "DEFAULT_ORIGINS",
@@ -103,7 +105,7 @@ def mixture_log_density(
     years: np.ndarray,
     metric_index: np.ndarray,
     samples: dict[str, np.ndarray],
-    reference_year: float = 2024.0,
+    reference_year: float = REFERENCE_YEAR,
 ) -> np.ndarray:
     """Log predictive density of each observation under the posterior Student-t mixture.
 

@@ -15,6 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from forecast import __version__
+from forecast.constants import DEFAULT_WALL_YEAR_STEP
 from forecast.dataset import build_tree, forecast_id, now_utc
 from forecast.errors import WallcastError
 from forecast.hardware import data_hash, load_frontier_runs, load_hardware
@@ -110,9 +111,6 @@ def fit(
 def scenario_seed(seed: int) -> int:
     """Seed of the prior draws in propagation (common random numbers across scenarios)."""
     return int(zlib.crc32(f"propagate-{seed}".encode()))
-
-
-DEFAULT_WALL_YEAR_STEP = 2
 
 
 def propagate_scenario(

@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 import forecast.model  # noqa: F401  (float64 in JAX)
+from forecast.constants import REFERENCE_YEAR
 from forecast.crossing import first_crossing
 from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
@@ -24,7 +25,6 @@ DEFAULT_YEARS = np.arange(2024, 2046, dtype=float)
 WALLS = ("data_movement", "latency")
 DOMAIN_BEFORE_2025 = 8.0
 DOMAIN_2025 = 72.0
-REFERENCE_YEAR = 2024.0
 
 # Prior keys that the propagation samples (the trend keys are used by the NumPyro fit instead).
 PROPAGATED_KEYS = (

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from forecast.constants import DEFAULT_WALL_YEAR_STEP, REFERENCE_YEAR
 from forecast.dataset import add_group
 
 __all__ = [
@@ -62,9 +63,6 @@ __all__ = [
 
 DEFAULT_SAMPLES = 1024
 """Base samples N of the CLI: N * (k + 2) model evaluations (k = number of inputs)."""
-
-DEFAULT_WALL_YEAR_STEP = 2
-"""Walls computed every 2nd year and in 2045 (12 of 22 years) and interpolated, as in the forecast."""
 
 DEFAULT_BOOTSTRAP = 300
 
@@ -219,7 +217,7 @@ def forecast_anchors(tree: xr.DataTree) -> dict[str, float]:
 def data_anchors(hardware_df: Any, prior_set: Any) -> dict[str, float]:
     """2024 log10 level of each metric without a fit: shipped flagships moved to 2024 along the
     prior-median slope, then the median over parts (a robust stand-in for the posterior median)."""
-    from forecast.trends import METRICS, PRIOR_KEYS, REFERENCE_YEAR, trend_observations
+    from forecast.trends import METRICS, PRIOR_KEYS, trend_observations
 
     obs = trend_observations(hardware_df)
     out = {}
@@ -234,7 +232,7 @@ def data_anchors(hardware_df: Any, prior_set: Any) -> dict[str, float]:
 def _trends(
     draws: Mapping[str, np.ndarray], anchors: Mapping[str, float], years: np.ndarray
 ) -> dict[str, np.ndarray]:
-    from forecast.trends import METRICS, PRIOR_KEYS, REFERENCE_YEAR
+    from forecast.trends import METRICS, PRIOR_KEYS
 
     t = np.asarray(years, dtype=float)[None, :] - REFERENCE_YEAR
     out = {}
@@ -259,7 +257,6 @@ def evaluate_targets(
     (sample,).
     """
     from forecast.propagate import DEFAULT_YEARS, PROPAGATED_KEYS, WALLS, propagate
-    from forecast.trends import REFERENCE_YEAR
 
     years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
     trends = _trends(draws, anchors, years)

@@ -36,11 +36,12 @@ import numpyro
 import numpyro.distributions as dist
 import pandas as pd
 
+from forecast.constants import REFERENCE_YEAR
+
 __all__ = [
     "FRONTIER_MIN_YEAR",
     "METRICS",
     "METRIC_COLUMNS",
-    "REFERENCE_YEAR",
     "FrontierObservations",
     "HardwareObservations",
     "TrendPriors",
@@ -80,9 +81,6 @@ PRIOR_KEYS: dict[str, str] = {
     "scaleout_bandwidth": "hardware.scaleout_bandwidth_growth_per_year",
 }
 """PriorSet key of each metric's growth prior (multiplicative, x/yr)."""
-
-REFERENCE_YEAR = 2024.0
-"""Year at which intercepts are defined; years enter the models as ``year - REFERENCE_YEAR``."""
 
 FRONTIER_MIN_YEAR = 2018.0
 """First year of the frontier-compute fit: Epoch documents a slope change around 2018."""
