@@ -18,12 +18,9 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
-
-if TYPE_CHECKING:
-    from forecast.hardware import Accelerator
 
 EXIT_USER_ERROR = 2
 
@@ -112,48 +109,10 @@ def _check_positive(value: float, option: str) -> None:
         raise typer.BadParameter(f"must be a positive number, got {value}", param_hint=option)
 
 
-def _select_accelerators(names: list[str] | None, hardware: Path | None) -> list[Accelerator]:
-    """Accelerators named on the command line (all table rows when none), in order, deduplicated."""
-    from forecast.hardware import get_accelerator, load_hardware
-
-    df = load_hardware(hardware)
-    if not names:
-        names = [str(n) for n in df["name"].tolist()]
-    out: list[Accelerator] = []
-    seen: set[str] = set()
-    for name in names:
-        acc = get_accelerator(df, name)
-        if acc.name not in seen:
-            seen.add(acc.name)
-            out.append(acc)
-    return out
-
-
 def _sci(x: float, digits: int = 1) -> str:
     """Scientific notation without '+' or zero padding: 2.0e28, 2.9e3, 1.5e-4."""
     mantissa, exponent = f"{x:.{digits}e}".split("e")
     return f"{mantissa}e{int(exponent)}"
-
-
-def _fmt_flop(log10_flop: float) -> str:
-    """log10 FLOP -> '2.0e28'; walls beyond the search grid as '>1e40' / '<1e20'."""
-    from forecast.model.search import DEFAULT_LOG10_FLOP_GRID
-
-    if math.isinf(log10_flop):
-        lo, hi = float(DEFAULT_LOG10_FLOP_GRID[0]), float(DEFAULT_LOG10_FLOP_GRID[-1])
-        return f">1e{hi:.0f}" if log10_flop > 0 else f"<1e{lo:.0f}"
-    return _sci(10.0**log10_flop)
-
-
-def _beyond_grid_note(label: str, log10_flop: float) -> str | None:
-    from forecast.model.search import DEFAULT_LOG10_FLOP_GRID
-
-    if not math.isinf(log10_flop):
-        return None
-    lo, hi = float(DEFAULT_LOG10_FLOP_GRID[0]), float(DEFAULT_LOG10_FLOP_GRID[-1])
-    if log10_flop > 0:
-        return f"{label} beyond the search grid (above 1e{hi:.0f} FLOP)"
-    return f"{label} below the search grid (under 1e{lo:.0f} FLOP)"
 
 
 # ----------------------------------------------------------------------------- walls
@@ -183,61 +142,26 @@ def walls(
         raise typer.BadParameter(
             "--moe-active cannot exceed --moe-experts", param_hint="--moe-active"
         )
-    accs = _select_accelerators(accelerator, hardware)
+    from forecast.walls import walls_records
 
-    from forecast.accelerators import bytes_per_number, hardware_from_accelerator
-    from forecast.model.params import assumptions_with
-    from forecast.model.search import UTILIZATION_THRESHOLD, find_walls
-
-    a = assumptions_with(
+    rows = walls_records(
+        accelerator,
         duration_days=duration_days,
-        bytes_per_number=bytes_per_number(precision.value),
-        moe_experts=float(moe_experts),
-        moe_active_experts=float(moe_active),
+        precision=precision.value,
+        moe_experts=moe_experts,
+        moe_active_experts=moe_active,
+        hardware=hardware,
     )
-    rows: list[dict[str, Any]] = []
-    for acc in accs:
-        hw, notes = hardware_from_accelerator(acc, precision.value)
-        w = find_walls(hw, a)
-        dm, lat = float(w.data_movement_wall_log10_flop), float(w.latency_wall_log10_flop)
-        grid_notes = [
-            n
-            for n in (
-                _beyond_grid_note("data-movement wall", dm),
-                _beyond_grid_note("latency wall", lat),
-            )
-            if n
-        ]
-        rows.append(
-            {
-                "accelerator": acc.name,
-                "precision": precision.value,
-                "duration_days": duration_days,
-                "moe_experts": moe_experts,
-                "moe_active_experts": moe_active,
-                "utilization_threshold": UTILIZATION_THRESHOLD,
-                "max_utilization": float(w.max_utilization),
-                "data_movement_wall_flop": None if math.isinf(dm) else 10.0**dm,
-                "data_movement_wall_log10_flop": None if math.isinf(dm) else dm,
-                "latency_wall_flop": None if math.isinf(lat) else 10.0**lat,
-                "latency_wall_log10_flop": None if math.isinf(lat) else lat,
-                "plan_at_wall": dict(w.plan_at_wall) or None,
-                "hardware": {k: float(v) for k, v in hw._asdict().items()},
-                "assumptions": notes,
-                "note": "; ".join(grid_notes) or None,
-                "_dm": dm,
-                "_lat": lat,
-            }
-        )
-
     if json_output:
-        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-        typer.echo(json.dumps(clean, indent=2, allow_nan=False))
+        typer.echo(json.dumps(rows, indent=2, allow_nan=False))
         return
     _print_walls_table(rows, duration_days, precision.value)
 
 
 def _print_walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> None:
+    from forecast.formatting import fmt_log10_flop, sci
+    from forecast.walls import SEARCH_LOG10_FLOP_RANGE, wall_log10_flop
+
     header = [
         "accelerator",
         "max util",
@@ -263,14 +187,14 @@ def _print_walls_table(rows: list[dict[str, Any]], duration_days: float, precisi
             [
                 name,
                 f"{r['max_utilization']:.2f}",
-                _fmt_flop(r["_dm"]),
-                _fmt_flop(r["_lat"]),
+                fmt_log10_flop(wall_log10_flop(r, "data_movement"), SEARCH_LOG10_FLOP_RANGE),
+                fmt_log10_flop(wall_log10_flop(r, "latency"), SEARCH_LOG10_FLOP_RANGE),
                 str(p.get("tensor_parallel", "-")),
                 str(p.get("tensor_parallel_layout", "-")),
                 str(p.get("pipeline_parallel", "-")),
                 str(p.get("microbatches", "-")),
-                _sci(p["data_parallel"]) if p else "-",
-                _sci(p["accelerators"]) if p else "-",
+                sci(p["data_parallel"]) if p else "-",
+                sci(p["accelerators"]) if p else "-",
             ]
         )
     widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header))]
@@ -371,8 +295,6 @@ def latency_wall(
 
 # ----------------------------------------------------------------------------- curve
 
-CURVE_LOG10_FLOP = (22.0, 33.0)
-
 
 @app.command()
 @_reports_errors
@@ -390,22 +312,15 @@ def curve(
 ) -> None:
     """Plot best achievable utilization against training compute, with both walls marked."""
     _check_positive(duration_days, "--duration-days")
-    accs = _select_accelerators(accelerator, hardware)
+    from forecast.walls import curve_record, select_accelerators
 
+    curves = [
+        curve_record(acc, duration_days=duration_days, precision=precision.value)
+        for acc in select_accelerators(accelerator, hardware)
+    ]
     from forecast.report.charts import utilization_chart
-    from forecast.report.numbers import accelerator_walls
 
-    names = [acc.name for acc in accs]
-    aw = accelerator_walls(
-        names,
-        curve_names=names,
-        duration_days=duration_days,
-        precision=precision.value,
-        hardware=hardware,
-        curve_step=0.02,
-        log10_flop_range=CURVE_LOG10_FLOP,
-    )
-    fig = utilization_chart(aw, figsize=(9, 5.5))
+    fig = utilization_chart(curves, figsize=(9, 5.5))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=150)
     typer.echo(f"wrote {out}")

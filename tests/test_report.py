@@ -363,32 +363,29 @@ UNIT_WORDS = ("FLOP", "year", "Year", "fraction", "bytes", "unitless", "input", 
 
 def test_every_chart_has_labelled_axes_with_units(published):
     from forecast.report import charts
-    from forecast.report.numbers import (
-        AcceleratorWalls,
-        load_forecast,
-        summary_rows,
-        uncertainty_drivers,
-    )
+    from forecast.report.drivers import uncertainty_drivers
+    from forecast.report.numbers import load_forecast, summary_rows
 
     fc = load_forecast(published[2])
     grid = np.arange(22.0, 33.0, 0.5)
-    aw = AcceleratorWalls(
-        curves=[
-            {
-                "accelerator": "X",
-                "log10_flop": grid,
-                "utilization": np.linspace(0.7, 0, grid.size),
-                "dm": 28.0,
-                "lat": 31.0,
-            }
-        ]
-    )
+    curve = {  # a forecast.walls.curve_record
+        "accelerator": "X",
+        "precision": "bf16",
+        "duration_days": 90.0,
+        "utilization_threshold": 0.8,
+        "log10_flop": grid.tolist(),
+        "utilization": np.linspace(0.7, 0, grid.size).tolist(),
+        "data_movement_wall_log10_flop": 28.0,
+        "latency_wall_log10_flop": 31.0,
+        "assumptions": [],
+        "note": None,
+    }
     drivers, _ = uncertainty_drivers(fc)
     figures = {
         "fan": charts.fan_chart(fc),
         "hit": charts.hit_year_chart(fc),
         "trend": charts.trend_chart(fc),
-        "util": charts.utilization_chart(aw),
+        "util": charts.utilization_chart([curve]),
         "drivers": charts.drivers_chart(drivers, "data_movement"),
         "scenarios": charts.scenario_chart(summary_rows(fc.forecast), LAST),
     }
@@ -405,7 +402,8 @@ def test_every_chart_has_labelled_axes_with_units(published):
 
 
 def test_uncertainty_drivers_rank_the_input_that_moves_the_wall_first(published):
-    from forecast.report.numbers import load_forecast, uncertainty_drivers
+    from forecast.report.drivers import uncertainty_drivers
+    from forecast.report.numbers import load_forecast
 
     fc = load_forecast(published[2])
     drivers, method = uncertainty_drivers(fc, wall="data_movement")
@@ -473,3 +471,84 @@ def test_report_and_deck_commands_on_a_real_forecast(real_forecast, tmp_path):
     assert "H100" in (tmp_path / "report.html").read_text()
     prs = Presentation(str(real_forecast.parent / "deck.pptx"))
     assert prs.slides[1].shapes.title.text == "The answer"
+
+
+# ----------------------------------------------------------------------------- structure
+
+
+REPORT_MODULES = (
+    "forecast.report",
+    "forecast.report.changes",
+    "forecast.report.charts",
+    "forecast.report.deck",
+    "forecast.report.drivers",
+    "forecast.report.hardware_walls",
+    "forecast.report.html",
+    "forecast.report.not_modelled",
+    "forecast.report.numbers",
+)
+
+
+def test_report_does_not_run_its_own_plan_search():
+    """Walls come from the walls service: no report module imports forecast.model, and
+    importing them all leaves JAX unimported (the service imports it when it computes)."""
+    import ast
+
+    for path in sorted((REPO / "forecast" / "report").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                assert not name.startswith("forecast.model"), (path.name, name)
+    code = (
+        "import sys\n"
+        f"for m in {REPORT_MODULES!r}: __import__(m)\n"
+        "bad = [m for m in ('jax', 'forecast.model', 'forecast.model.search') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _validation_leaves_out_bullets() -> list[str]:
+    """The bullets of docs/validation.md's 'What the model leaves out', bold markers removed."""
+    lines = (REPO / "docs" / "validation.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(r"#+ .*leaves out", line))
+    bullets: list[str] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        stripped = line.strip()
+        if stripped.startswith(("* ", "- ")):
+            bullets.append(stripped[2:])
+        elif stripped and bullets:
+            bullets[-1] += " " + stripped
+    return [" ".join(b.replace("**", "").split()) for b in bullets]
+
+
+def test_not_modelled_follows_validation_doc():
+    from forecast.report.not_modelled import NOT_MODELLED, not_modelled
+
+    bullets = _validation_leaves_out_bullets()
+    openings = [item.doc_opening for item in NOT_MODELLED if item.doc_opening]
+    assert len(bullets) >= 5
+    for bullet in bullets:  # every bullet of the docs has its item in the report ...
+        matches = [o for o in openings if bullet.startswith(o)]
+        assert len(matches) == 1, f"docs/validation.md bullet without one report item: {bullet!r}"
+    for opening in openings:  # ... and every item naming a bullet still has it
+        assert any(b.startswith(opening) for b in bullets), opening
+    items, sources = not_modelled()
+    assert items == [item.text for item in NOT_MODELLED]
+    assert any("docs/validation.md" in s for s in sources)
+    # mixture of experts is modelled (expert parallelism): the report must not say otherwise
+    moe = [t for t in items if "mixture of experts" in t.lower() or "expert" in t.lower()]
+    assert moe and all("modelled simply" in t for t in moe), moe
+    assert not any("dense transformers only" in t for t in items)

@@ -278,7 +278,8 @@ def test_deck_without_sensitivity_says_fallback(tmp_path):
 
 def test_new_charts_have_labelled_axes_with_units(analysed):
     from forecast.report import charts
-    from forecast.report.numbers import backtest_summary, load_forecast, sobol_drivers
+    from forecast.report.drivers import backtest_summary, sobol_drivers
+    from forecast.report.numbers import load_forecast
 
     fc = load_forecast(analysed)
     sd, bt = sobol_drivers(fc), backtest_summary(fc)

@@ -2,7 +2,9 @@
 
 ``generate_reports`` is what the refresh flow calls after each publish; the ``wallcast report``
 and ``wallcast deck`` commands call :func:`write_report_files` and :func:`write_deck_file`.
-Every number comes from the dataset (:mod:`forecast.report.numbers`).
+Every number comes from the dataset (:mod:`forecast.report.numbers`, ``changes``, ``drivers``)
+or, for today's accelerators, from the walls service (:mod:`forecast.walls`, through
+:mod:`forecast.report.hardware_walls`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ __all__ = ["generate_reports", "write_deck_file", "write_report_files"]
 
 
 def _load(forecast_path: str | Path, previous: str | Path | None | bool):
-    from forecast.report.numbers import load_forecast, previous_forecast_path, what_changed
+    from forecast.report.changes import what_changed
+    from forecast.report.numbers import load_forecast, previous_forecast_path
 
     fc = load_forecast(forecast_path)
     if previous is True or previous is None:
@@ -43,10 +46,11 @@ def write_report_files(
 
     ``previous``: None/True finds the previous published forecast, False compares with none,
     a path compares with that one.  ``accelerators``: True computes every accelerator of the
-    hardware table (JAX, about a minute), a list only those, False skips the section.
+    hardware table (the walls service's plan search, JAX, about a minute), a list only those,
+    False skips the section.
     """
+    from forecast.report.hardware_walls import CURVE_ACCELERATORS, accelerator_walls
     from forecast.report.html import write_report
-    from forecast.report.numbers import CURVE_ACCELERATORS, accelerator_walls
 
     fc, changes = _load(forecast_path, previous)
     aw = None

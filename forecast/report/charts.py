@@ -9,7 +9,9 @@ from __future__ import annotations
 import base64
 import io
 import math
+from collections.abc import Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 from matplotlib import rc_context
@@ -18,15 +20,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from forecast.report.numbers import (
-    AcceleratorWalls,
-    Backtest,
-    Forecast,
-    SobolDrivers,
-    band_quantiles,
-    sci,
-    wall_label,
-)
+from forecast.constants import REFERENCE_YEAR
+from forecast.report.drivers import Backtest, SobolDrivers
+from forecast.report.numbers import Forecast, band_quantiles, wall_label
+from forecast.walls import wall_log10_flop
 
 # Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
 OKABE_ITO = (
@@ -43,7 +40,6 @@ BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY, BLACK, YELLOW = OKABE_ITO
 FRONTIER_COLOUR = BLUE
 WALL_COLOURS = {"data_movement": VERMILLION, "latency": GREEN}
 WALL_STYLES = {"data_movement": "--", "latency": ":"}
-REFERENCE_YEAR = 2024.0
 TREND_END_YEAR = 2035  # the trend panels show the data; the fan chart shows the projection
 
 METRIC_LABELS = {
@@ -357,24 +353,34 @@ def trend_chart(fc: Forecast, *, scale: float = 1.0, figsize=(13, 7.6)) -> Figur
 # ----------------------------------------------------------------------------- utilization
 
 
-def utilization_chart(aw: AcceleratorWalls, *, scale: float = 1.0, figsize=(10, 5.8)) -> Figure:
-    """Best achievable utilization against training compute, both walls marked."""
+def utilization_chart(
+    curves: Sequence[dict[str, Any]], *, scale: float = 1.0, figsize=(10, 5.8)
+) -> Figure:
+    """Best achievable utilization against training compute, both walls marked.
+
+    ``curves``: records of :func:`forecast.walls.curve_record`, one line each (same run
+    duration and precision).
+    """
+    first = curves[0] if curves else {}
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
         ax = fig.add_subplot()
         handles = []
         lo, hi = 22.0, 33.0
-        for i, c in enumerate(aw.curves):
+        for i, c in enumerate(curves):
             colour = OKABE_ITO[i % len(OKABE_ITO)]
-            grid = np.asarray(c["log10_flop"])
+            grid = np.asarray(c["log10_flop"], dtype=float)
+            utilization = np.array(
+                [np.nan if u is None else u for u in c["utilization"]], dtype=float
+            )
             lo, hi = float(grid[0]), float(grid[-1])
-            noted = any(r["notes"] for r in aw.rows if r["accelerator"] == c["accelerator"])
-            label = c["accelerator"] + (" *" if noted else "")
-            (line,) = ax.plot(10.0**grid, c["utilization"], color=colour, lw=2, label=label)
+            label = c["accelerator"] + (" *" if c["assumptions"] else "")
+            (line,) = ax.plot(10.0**grid, utilization, color=colour, lw=2, label=label)
             handles.append(line)
-            for wall, style in ((c["dm"], "--"), (c["lat"], ":")):
-                if math.isfinite(wall) and lo <= wall <= hi:
-                    ax.axvline(10.0**wall, color=colour, ls=style, lw=1.4, alpha=0.9)
+            for wall, style in (("data_movement", "--"), ("latency", ":")):
+                at = wall_log10_flop(c, wall)
+                if math.isfinite(at) and lo <= at <= hi:
+                    ax.axvline(10.0**at, color=colour, ls=style, lw=1.4, alpha=0.9)
         handles += [
             Line2D(
                 [],
@@ -382,7 +388,7 @@ def utilization_chart(aw: AcceleratorWalls, *, scale: float = 1.0, figsize=(10, 
                 color="0.35",
                 ls="--",
                 lw=1.5,
-                label=f"data-movement wall (< {aw.threshold:.0%} of max)",
+                label=f"data-movement wall (< {first.get('utilization_threshold', 0.8):.0%} of max)",
             ),
             Line2D([], [], color="0.35", ls=":", lw=1.5, label="latency wall"),
         ]
@@ -393,14 +399,13 @@ def utilization_chart(aw: AcceleratorWalls, *, scale: float = 1.0, figsize=(10, 
         ax.set_ylabel("Best utilization (fraction of peak FLOP/s)")
         ax.set_title(
             f"Best achievable utilization vs training compute "
-            f"({aw.duration_days:g}-day run, {aw.precision})"
+            f"({first.get('duration_days', 90.0):g}-day run, {first.get('precision', 'bf16')})"
         )
         ax.legend(handles=handles, loc="lower left", framealpha=0.9, ncol=2)
-        plotted = {c["accelerator"] for c in aw.curves}
         notes = [
-            f"* {r['accelerator']}: " + "; ".join(r["notes"])
-            for r in aw.rows
-            if r["notes"] and r["accelerator"] in plotted
+            f"* {c['accelerator']}: " + "; ".join(c["assumptions"])
+            for c in curves
+            if c["assumptions"]
         ]
         if notes:
             fig.text(
@@ -621,7 +626,3 @@ def scenario_chart(
         ax.set_ylabel("Scenario")
         ax.legend(loc="best", framealpha=0.9)
     return fig
-
-
-def flop_label(v: float) -> str:
-    return sci(v, 0)

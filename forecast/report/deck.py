@@ -2,7 +2,7 @@
 
 16:9, titles 32 pt, body text 18-24 pt, charts from :mod:`forecast.report.charts` at slide
 scale (same palette and style as the report).  Every number comes from
-:mod:`forecast.report.numbers`.
+the forecast through :mod:`forecast.report.numbers` and its siblings.
 """
 
 from __future__ import annotations
@@ -14,19 +14,16 @@ from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.util import Emu, Inches, Pt
 
+from forecast.formatting import fmt_pct
 from forecast.report import charts
+from forecast.report.changes import Changes, change_sentences
+from forecast.report.drivers import backtest_summary, sobol_drivers, uncertainty_drivers
 from forecast.report.numbers import (
-    Changes,
     Forecast,
     assumptions,
-    backtest_summary,
-    change_sentences,
-    fmt_pct,
     headline,
-    sobol_drivers,
     summary_rows,
     summary_table_cells,
-    uncertainty_drivers,
     wall_label,
 )
 

@@ -13,28 +13,27 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from forecast.formatting import fmt_flop, fmt_year
 from forecast.report import charts
-from forecast.report.numbers import (
-    AcceleratorWalls,
-    Changes,
-    Forecast,
-    accelerator_table_cells,
-    assumptions,
+from forecast.report.changes import Changes, change_sentences
+from forecast.report.drivers import (
     backtest_sentence,
     backtest_summary,
     backtest_table_cells,
-    change_sentences,
-    fmt_flop,
-    fmt_year,
-    headline,
-    not_modelled,
-    provenance,
     sobol_drivers,
     sobol_sentences,
-    summary_rows,
-    summary_table_cells,
     tornado_table_cells,
     uncertainty_drivers,
+)
+from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
+from forecast.report.not_modelled import not_modelled
+from forecast.report.numbers import (
+    Forecast,
+    assumptions,
+    headline,
+    provenance,
+    summary_rows,
+    summary_table_cells,
     wall_label,
 )
 
@@ -174,14 +173,16 @@ def report_blocks(
         )
         blocks.append(Block("table", header=a_header, rows=a_body))
         notes = [
-            f"{r['accelerator']}: " + "; ".join(r["notes"]) for r in accelerators.rows if r["notes"]
+            f"{r['accelerator']}: " + "; ".join(r["assumptions"])
+            for r in accelerators.rows
+            if r["assumptions"]
         ]
         if notes:
             blocks.append(Block("ul", items=["* " + n for n in notes]))
         if accelerators.curves:
             figure(
                 "utilization",
-                charts.utilization_chart(accelerators),
+                charts.utilization_chart(accelerators.curves),
                 "Best achievable utilization against training compute (dashed: data-movement "
                 "wall, dotted: latency wall).",
             )

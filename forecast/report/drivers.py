@@ -1,0 +1,380 @@
+"""What drives the uncertainty, and can the trends be trusted: the report's analysis numbers.
+
+* :func:`uncertainty_drivers`: Spearman rank correlation of each sampled input with a hit year,
+  from the forecast's own draws;
+* :func:`sobol_drivers`: the Sobol indices and tornado of the ``sensitivity`` group
+  (``wallcast sensitivity`` / ``analyse``);
+* :func:`backtest_summary`: the coverage of the ``backtest`` group (``wallcast backtest``).
+
+NumPy/xarray (and SciPy's ``rankdata``) only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from forecast.formatting import fmt_pct, sci
+from forecast.report.numbers import Forecast, wall_label
+
+# ----------------------------------------------------------------------------- uncertainty drivers
+
+DRIVER_METHOD = (
+    "Spearman rank correlation, over the draws of the {scenario} scenario, between each "
+    "uncertain input (sampled priors and fitted trend slopes) and the hit year of the "
+    "{wall} wall (draws that never hit rank last). Positive: a larger input delays the wall."
+)
+
+
+def _rank(x: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    return rankdata(x, method="average")
+
+
+def uncertainty_drivers(
+    fc: Forecast, wall: str | None = None, scenario: str | None = None, top: int = 8
+) -> tuple[list[tuple[str, float]], str]:
+    """Inputs ranked by |rank correlation| with the hit year; and the method in words.
+
+    Uses ``/forecast_inputs`` (the sampled priors) and, when its draws line up with the
+    forecast's, the fitted trend slopes of ``/posterior`` (the first scenario was propagated
+    from that fit).
+    """
+    scenario = fc.scenarios[0] if scenario is None else scenario
+    wall = fc.walls[0] if wall is None else wall
+    target = fc.forecast["hit_year"].sel(scenario=scenario, wall=wall).values.ravel()
+    candidates: dict[str, np.ndarray] = {}
+    inputs = fc.group("forecast_inputs")
+    if inputs is not None:
+        sub = inputs.sel(scenario=scenario) if "scenario" in inputs.dims else inputs
+        for name, da in sub.data_vars.items():
+            candidates[str(name).replace("__", ".")] = da.transpose("chain", "draw").values.ravel()
+    post = fc.group("posterior")
+    if post is not None and scenario == fc.scenarios[0]:
+        shape = fc.forecast["hit_year"].sel(scenario=scenario, wall=wall).shape
+        if "slope" in post and "metric" in post["slope"].dims:
+            for metric in post["metric"].values:
+                da = post["slope"].sel(metric=metric).transpose("chain", "draw")
+                if da.shape == shape:
+                    candidates[f"trend slope: {metric}"] = da.values.ravel()
+        if "frontier_slope" in post:
+            da = post["frontier_slope"].transpose("chain", "draw")
+            if da.shape == shape:
+                candidates["trend slope: frontier compute"] = da.values.ravel()
+    ranked_target = _rank(target)
+    out = []
+    for name, values in candidates.items():
+        if values.size != target.size or np.ptp(values) == 0:
+            continue
+        rho = float(np.corrcoef(_rank(values), ranked_target)[0, 1])
+        if np.isfinite(rho):
+            out.append((name, rho))
+    out.sort(key=lambda t: -abs(t[1]))
+    method = DRIVER_METHOD.format(scenario=scenario, wall=wall_label(wall))
+    return out[:top], method
+
+
+# ----------------------------------------------------------------------------- sensitivity (Sobol)
+
+SOBOL_TOP = 8
+
+
+def _fmt_input_value(v: float) -> str:
+    """An input's prior percentile: 3 significant digits, scientific when large or small."""
+    if not math.isfinite(v):
+        return str(v)
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+        return sci(v, 1)
+    return f"{v:.3g}"
+
+
+def _ci(v: float, lo: float, hi: float) -> str:
+    return f"{v:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+@dataclass
+class SobolTarget:
+    """Ranked Sobol indices of one target (e.g. ``data_movement_hit_year``), top first."""
+
+    target: str
+    wall: str
+    baseline: float
+    capped_fraction: float
+    inputs: list[str]
+    first_order: np.ndarray
+    first_order_low: np.ndarray
+    first_order_high: np.ndarray
+    total: np.ndarray
+    total_low: np.ndarray
+    total_high: np.ndarray
+    tornado_low: np.ndarray
+    tornado_high: np.ndarray
+    input_p10: np.ndarray
+    input_p90: np.ndarray
+
+
+@dataclass
+class SobolDrivers:
+    """The ``sensitivity`` group of a forecast, read for the report: one entry per wall's
+    hit year, inputs ranked by total index."""
+
+    targets: list[SobolTarget]
+    samples: int | None
+    evaluations: int | None
+    bootstrap: int | None
+    prior_set: str
+
+    @property
+    def method(self) -> str:
+        n = "?" if self.samples is None else f"{self.samples:,}"
+        evals = "" if self.evaluations is None else f", {self.evaluations:,} model evaluations"
+        boot = (
+            "95% bootstrap intervals"
+            if self.bootstrap is None
+            else f"95% bootstrap intervals from {self.bootstrap} resamples"
+        )
+        return (
+            f"Sobol total-order indices, N = {n} base samples{evals} (Saltelli design; "
+            f"first order: Saltelli 2010, total: Jansen 1999), {boot}. Inputs sampled from their "
+            f"priors ({self.prior_set or 'forecast priors'}); whiskers: 95% intervals."
+        )
+
+    def target(self, wall: str) -> SobolTarget | None:
+        return next((t for t in self.targets if t.wall == wall), None)
+
+
+def sobol_drivers(fc: Forecast, top: int | None = SOBOL_TOP) -> SobolDrivers | None:
+    """Inputs ranked by their total Sobol index for the hit year of each wall, from the
+    forecast's ``sensitivity`` group (None when it has none)."""
+    ds = fc.group("sensitivity")
+    if ds is None or "total" not in ds or "target" not in ds.dims:
+        return None
+    targets = [str(t) for t in ds["target"].values]
+    walls = fc.walls + [
+        t.removesuffix("_hit_year")
+        for t in targets
+        if t.endswith("_hit_year") and t.removesuffix("_hit_year") not in fc.walls
+    ]
+    out = []
+    for wall in walls:
+        name = f"{wall}_hit_year"
+        if name not in targets:
+            continue
+        sub = ds.sel(target=name)
+        total = np.asarray(sub["total"].values, float)
+        order = np.argsort(-np.nan_to_num(total, nan=-np.inf), kind="stable")
+        if top is not None:
+            order = order[:top]
+
+        def get(var: str, sub=sub, order=order) -> np.ndarray:
+            if var not in sub:
+                return np.full(order.size, np.nan)
+            return np.asarray(sub[var].values, float)[order]
+
+        out.append(
+            SobolTarget(
+                target=name,
+                wall=wall,
+                baseline=float(sub["baseline"]) if "baseline" in sub else float("nan"),
+                capped_fraction=(
+                    float(sub["capped_fraction"]) if "capped_fraction" in sub else float("nan")
+                ),
+                inputs=[str(x) for x in np.asarray(sub["input"].values)[order]],
+                first_order=get("first_order"),
+                first_order_low=get("first_order_low"),
+                first_order_high=get("first_order_high"),
+                total=get("total"),
+                total_low=get("total_low"),
+                total_high=get("total_high"),
+                tornado_low=get("tornado_low"),
+                tornado_high=get("tornado_high"),
+                input_p10=get("input_p10"),
+                input_p90=get("input_p90"),
+            )
+        )
+    if not out:
+        return None
+    a = ds.attrs
+
+    def attr_int(key: str) -> int | None:
+        v = a.get(key)
+        return None if v is None else int(v)
+
+    return SobolDrivers(
+        targets=out,
+        samples=attr_int("sensitivity_samples"),
+        evaluations=attr_int("sensitivity_evaluations"),
+        bootstrap=attr_int("sensitivity_bootstrap"),
+        prior_set=str(a.get("sensitivity_prior_set", "")),
+    )
+
+
+TORNADO_HEADER = [
+    "wall",
+    "rank",
+    "input",
+    "input p10 – p90",
+    "first order [95%]",
+    "total [95%]",
+    "hit year at input p10 → p90",
+    "swing (years)",
+]
+
+
+def tornado_table_cells(sd: SobolDrivers) -> tuple[list[str], list[list[str]]]:
+    """Per wall's hit year, the ranked inputs with indices and the one-at-a-time swing."""
+    body = []
+    for t in sd.targets:
+        for i, name in enumerate(t.inputs):
+            lo, hi = t.tornado_low[i], t.tornado_high[i]
+            body.append(
+                [
+                    wall_label(t.wall),
+                    str(i + 1),
+                    name,
+                    f"{_fmt_input_value(t.input_p10[i])} – {_fmt_input_value(t.input_p90[i])}",
+                    _ci(t.first_order[i], t.first_order_low[i], t.first_order_high[i]),
+                    _ci(t.total[i], t.total_low[i], t.total_high[i]),
+                    f"{lo:.1f} → {hi:.1f}",
+                    f"{hi - lo:+.1f}",
+                ]
+            )
+    return list(TORNADO_HEADER), body
+
+
+def sobol_sentences(sd: SobolDrivers, last_year: int, top: int = 3) -> list[str]:
+    """One plain-words line per wall: its top inputs by total index."""
+    out = []
+    for t in sd.targets:
+        ranked = ", ".join(f"{name} ({t.total[i]:.2f})" for i, name in enumerate(t.inputs[:top]))
+        line = (
+            f"{wall_label(t.wall)} wall, hit year (all inputs at their medians: "
+            f"{t.baseline:.1f}): largest total indices {ranked}."
+        )
+        if math.isfinite(t.capped_fraction) and t.capped_fraction >= 0.005:
+            line += (
+                f" {fmt_pct(t.capped_fraction)} of the samples do not hit it by {last_year} "
+                f"(capped at {last_year + 1})."
+            )
+        out.append(line)
+    return out
+
+
+# ----------------------------------------------------------------------------- backtest
+
+
+@dataclass
+class Backtest:
+    """The ``backtest`` group of a forecast, read for the report (pooled metric ``all``)."""
+
+    ds: xr.Dataset
+    origins: list[int]
+    pooled: str  # the pooled metric label in the group ("all")
+
+    def row(self, origin: int, metric: str | None = None) -> dict[str, Any]:
+        s = self.ds.sel(origin=origin, metric=metric or self.pooled)
+
+        def num(name: str) -> float:
+            return float(s[name]) if name in s else float("nan")
+
+        return {
+            "origin": int(origin),
+            "metric": str(metric or self.pooled),
+            "n_train": int(num("n_train")) if math.isfinite(num("n_train")) else None,
+            "n_held_out": int(num("n_held_out")) if math.isfinite(num("n_held_out")) else None,
+            "coverage_50": num("coverage_50"),
+            "coverage_80": num("coverage_80"),
+            "coverage_95": num("coverage_95"),
+            "log_score": num("log_score"),
+        }
+
+    @property
+    def metrics(self) -> list[str]:
+        return [str(m) for m in self.ds["metric"].values if str(m) != self.pooled]
+
+    def curve(self, origin: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if "coverage_curve" not in self.ds or "prob" not in self.ds.coords:
+            return None
+        c = self.ds["coverage_curve"].sel(origin=origin, metric=self.pooled).values
+        return np.asarray(self.ds["prob"].values, float), np.asarray(c, float)
+
+    def pit(self, origin: int) -> np.ndarray:
+        if "pit" not in self.ds:
+            return np.array([])
+        v = np.asarray(self.ds["pit"].sel(origin=origin).values, float)
+        return v[np.isfinite(v)]
+
+    @property
+    def settings(self) -> str:
+        a = self.ds.attrs
+        if a.get("backtest_chains") and a.get("backtest_draws"):
+            return f"{a['backtest_chains']} chains × {a['backtest_draws']} draws per origin"
+        return "settings not recorded"
+
+
+def backtest_summary(fc: Forecast) -> Backtest | None:
+    ds = fc.group("backtest")
+    if ds is None or "coverage_80" not in ds or "origin" not in ds.dims:
+        return None
+    metrics = [str(m) for m in ds["metric"].values]
+    pooled = "all" if "all" in metrics else metrics[-1]
+    return Backtest(ds, [int(o) for o in ds["origin"].values], pooled)
+
+
+def _pct_or_dash(v: float | None) -> str:
+    return "–" if v is None or not math.isfinite(v) else fmt_pct(v)
+
+
+BACKTEST_HEADER = [
+    "origin",
+    "trained on",
+    "held out",
+    "50% interval covers",
+    "80% interval covers",
+    "95% interval covers",
+    "log score (per dex)",
+]
+
+
+def backtest_table_cells(
+    bt: Backtest, per_metric: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    """Coverage per origin (pooled over metrics), or per origin and metric."""
+    header = list(BACKTEST_HEADER)
+    if per_metric:
+        header.insert(1, "metric")
+    body = []
+    for origin in bt.origins:
+        for metric in bt.metrics if per_metric else [bt.pooled]:
+            r = bt.row(origin, metric)
+            ls = r["log_score"]
+            cells = [
+                str(origin),
+                "–" if r["n_train"] is None else str(r["n_train"]),
+                "–" if r["n_held_out"] is None else str(r["n_held_out"]),
+                _pct_or_dash(r["coverage_50"]),
+                _pct_or_dash(r["coverage_80"]),
+                _pct_or_dash(r["coverage_95"]),
+                f"{ls:.2f}" if math.isfinite(ls) else "–",
+            ]
+            if per_metric:
+                cells.insert(1, metric)
+            body.append(cells)
+    return header, body
+
+
+def backtest_sentence(bt: Backtest) -> str:
+    """The 80% coverage per origin in words."""
+    parts = []
+    for origin in bt.origins:
+        r = bt.row(origin)
+        parts.append(
+            f"{_pct_or_dash(r['coverage_80'])} of {r['n_held_out']} held-out values "
+            f"(origin {origin})"
+        )
+    return "The 80% predictive intervals cover " + "; ".join(parts) + "."

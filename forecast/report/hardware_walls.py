@@ -1,0 +1,111 @@
+"""The report's section on today's accelerators: both walls of each, and a few utilization curves.
+
+Every number comes from the walls service (:mod:`forecast.walls`), as records identical to what
+``wallcast walls --json`` prints and ``wallcast curve`` plots; this module only chooses which
+accelerators to show and lays out their table.  JAX runs inside the service, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forecast.errors import UnknownAcceleratorError
+from forecast.formatting import fmt_log10_flop
+from forecast.walls import (
+    CURVE_LOG10_FLOP_RANGE,
+    DEFAULT_DURATION_DAYS,
+    DEFAULT_PRECISION,
+    SEARCH_LOG10_FLOP_RANGE,
+    curve_record,
+    select_accelerators,
+    wall_log10_flop,
+    walls_records,
+)
+
+__all__ = [
+    "CURVE_ACCELERATORS",
+    "REPORT_CURVE_STEP_LOG10",
+    "AcceleratorWalls",
+    "accelerator_table_cells",
+    "accelerator_walls",
+]
+
+#: Accelerators whose utilization curve the report draws (those not in the table are skipped).
+CURVE_ACCELERATORS = (
+    "A100 SXM4 80GB",
+    "H100 SXM5",
+    "GB200 NVL72",
+    "GB300 NVL72",
+    "MI355X",
+    "TPU7x",
+    "Rubin",
+)
+
+#: The report's curves step 0.05 dex (``wallcast curve``: 0.02): seven curves stay quick.
+REPORT_CURVE_STEP_LOG10 = 0.05
+
+
+@dataclass
+class AcceleratorWalls:
+    """The section's records: :func:`forecast.walls.walls_record` per table row and
+    :func:`forecast.walls.curve_record` per charted accelerator."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    curves: list[dict[str, Any]] = field(default_factory=list)
+    duration_days: float = DEFAULT_DURATION_DAYS
+    precision: str = DEFAULT_PRECISION
+
+    @property
+    def threshold(self) -> float | None:
+        """The data-movement wall's fraction of maximum utilization (None without records)."""
+        records = self.rows or self.curves
+        return records[0]["utilization_threshold"] if records else None
+
+
+def accelerator_walls(
+    names: Sequence[str] | None = None,
+    curve_names: Sequence[str] | None = CURVE_ACCELERATORS,
+    *,
+    duration_days: float = DEFAULT_DURATION_DAYS,
+    precision: str = DEFAULT_PRECISION,
+    hardware: str | Path | None = None,
+    curve_step: float = REPORT_CURVE_STEP_LOG10,
+    log10_flop_range: tuple[float, float] = CURVE_LOG10_FLOP_RANGE,
+) -> AcceleratorWalls:
+    """Walls of each named accelerator (every table row when ``names`` is None) and the
+    utilization curves of ``curve_names`` that are in the table."""
+    settings = {"duration_days": duration_days, "precision": precision, "hardware": hardware}
+    rows = walls_records(names, **settings)
+    curves = []
+    for want in curve_names or ():
+        try:
+            (acc,) = select_accelerators([want], hardware)
+        except UnknownAcceleratorError:  # not in this table
+            continue
+        curves.append(
+            curve_record(
+                acc,
+                **settings,
+                log10_flop_range=log10_flop_range,
+                step_log10=curve_step,
+            )
+        )
+    return AcceleratorWalls(rows, curves, duration_days, precision)
+
+
+def accelerator_table_cells(aw: AcceleratorWalls) -> tuple[list[str], list[list[str]]]:
+    """Header and string cells of the per-accelerator table (``*``: gap-filling assumptions)."""
+    header = ["accelerator", "max utilization", "data-movement wall (FLOP)", "latency wall (FLOP)"]
+    body = [
+        [
+            r["accelerator"] + (" *" if r["assumptions"] else ""),
+            f"{r['max_utilization']:.2f}",
+            fmt_log10_flop(wall_log10_flop(r, "data_movement"), SEARCH_LOG10_FLOP_RANGE),
+            fmt_log10_flop(wall_log10_flop(r, "latency"), SEARCH_LOG10_FLOP_RANGE),
+        ]
+        for r in aw.rows
+    ]
+    return header, body

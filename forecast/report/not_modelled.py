@@ -1,0 +1,93 @@
+"""What the model leaves out, as the report lists it: data, not parsed from the docs at run time.
+
+The first items follow docs/validation.md section 6 ("What the model leaves out") in plain words;
+each names the opening words of its bullet there (``doc_opening``), and
+``tests/test_report.py::test_not_modelled_follows_validation_doc`` fails when a bullet is added
+to or removed from that section without this table following.  The last items are about the
+forecast rather than the step-time model and have no bullet there.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["NOT_MODELLED", "NOT_MODELLED_SOURCES", "NotModelled", "not_modelled"]
+
+
+class NotModelled(NamedTuple):
+    """One thing the model leaves out: the report's sentence and where the docs discuss it."""
+
+    text: str
+    doc_opening: str | None = None  # the opening words of its docs/validation.md 6 bullet
+
+
+NOT_MODELLED: tuple[NotModelled, ...] = (
+    NotModelled(
+        "FSDP / ZeRO-3 weight sharding: memory per accelerator is reduced only by pipeline x "
+        "tensor parallelism (ZeRO-1 shards the optimizer state over data parallelism). Sharding "
+        "the weights over data parallelism would relieve that memory pressure, at the cost of "
+        "all-gathers over the network, and could move the data-movement wall later.",
+        "FSDP / ZeRO-3",
+    ),
+    NotModelled(
+        "Context / sequence parallelism as a separate axis: one sequence's tokens are never split "
+        "across accelerators (only the activation-memory saving of Korthikanti et al. is "
+        "modelled).",
+        "Context / sequence parallelism",
+    ),
+    NotModelled(
+        "Interleaved (virtual-stage) and zero-bubble pipeline schedules: the pipeline bubble is "
+        "always (pp - 1)/m microbatch slots.",
+        "Interleaved (virtual-stage) pipeline schedules",
+    ),
+    NotModelled(
+        "Mixture of experts is modelled simply: expert parallelism with one expert per "
+        "data-parallel rank, four all-to-alls per layer on the serial path and Chinchilla "
+        "scaling on the active parameters. Load imbalance, capacity factors, other expert "
+        "placements and sparse scaling laws are not modelled.",
+        "Mixture of experts",
+    ),
+    NotModelled(
+        "Attention FLOPs and embeddings: training compute follows the 6 N D rule.",
+        "Attention FLOPs",
+    ),
+    NotModelled(
+        "Integer rounding of the data-parallel degree, of layers per pipeline stage and of "
+        "tensor parallelism to divisors of the model width.",
+        "Integer rounding of dp",
+    ),
+    NotModelled(
+        "The plan search uses powers of two for tensor and pipeline parallelism; other degrees "
+        "(e.g. 96) would smooth the dips in utilization where tensor parallelism must double.",
+        "The plan search is over powers of two",
+    ),
+    NotModelled(
+        "Hardware: one frontier accelerator per year on smooth trends; one-off jumps beyond the "
+        "fitted residuals, new network topologies, optical interconnects and in-network "
+        "reduction are not modelled. Scale-up domains grow at a sampled rate from 72 in 2025."
+    ),
+    NotModelled(
+        "Training run: a fixed-length run (sampled duration) with the critical batch size from "
+        "the scaling priors; asynchronous or local-SGD style training, which relaxes the latency "
+        "wall, is not modelled."
+    ),
+    NotModelled(
+        "Frontier compute follows the fitted log-linear trend of the largest runs; economic "
+        "limits (power, chips, money) that could bend that trend are outside the model, and so "
+        "is the possibility that developers stop scaling single runs."
+    ),
+    NotModelled(
+        "Structural uncertainty is not in the intervals: they cover the priors and the trend "
+        "fit, not the chance that the model of step time itself is wrong."
+    ),
+)
+
+NOT_MODELLED_SOURCES = (
+    "docs/validation.md (section 6, 'What the model leaves out')",
+    "forecast/model/plan.py (docstring)",
+)
+
+
+def not_modelled() -> tuple[list[str], list[str]]:
+    """The report's list of what the model leaves out, and the documents it follows."""
+    return [item.text for item in NOT_MODELLED], list(NOT_MODELLED_SOURCES)
