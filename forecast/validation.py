@@ -7,7 +7,11 @@ import numpy as np
 from forecast.model.params import Assumptions, Hardware
 from forecast.priors import PriorSet
 
-H100 = dict(
+#: NVIDIA H100 SXM5 as the model sees it at BF16: the figures of its row in data/hardware.csv
+#: (dense FLOP/s, HBM B/s and bytes, scale-up B/s per direction, domain size, scale-out B/s per
+#: direction).  The one hard-coded copy of them: tests, benchmarks and scripts import it, and
+#: tests/test_model.py checks it against the table.
+H100_SXM5 = Hardware(
     flops=9.89e14,
     hbm_bandwidth=3.35e12,
     hbm_capacity=8.0e10,
@@ -31,7 +35,6 @@ def h100_wall_distribution(
     2024 batch size alone (docs/validation.md 7.1).  ``None`` varies everything.
     """
     from forecast.model.fast import fast_walls
-    from forecast.model.params import Hardware
     from forecast.propagate import PROPAGATED_KEYS, assumptions_from_inputs
 
     draws = prior_set.sample(n, seed)
@@ -42,8 +45,8 @@ def h100_wall_distribution(
             raise KeyError(f"not a propagated prior key: {', '.join(unknown)}")
         inputs = {k: v if k in vary else np.full(n, float(np.median(v))) for k, v in inputs.items()}
     a = assumptions_from_inputs(inputs, np.array([2024.0]))
-    hw = Hardware(**H100)._replace(
-        flops=H100["flops"] * 2.0 / np.asarray(inputs["training.bytes_per_number"])[:, None]
+    hw = H100_SXM5._replace(
+        flops=H100_SXM5.flops * 2.0 / np.asarray(inputs["training.bytes_per_number"])[:, None]
     )
     dm, lat = fast_walls(hw, a)
     return {"data_movement": dm[:, 0], "latency": lat[:, 0]}
@@ -52,7 +55,7 @@ def h100_wall_distribution(
 # Real parts (dense BF16 FLOP/s, HBM B/s, HBM bytes, scale-up B/s, domain size, scale-out B/s).
 COMPARISON_PARTS = np.array(
     [
-        (9.89e14, 3.35e12, 8.0e10, 4.5e11, 8.0, 5.0e10),  # H100 SXM5
+        tuple(H100_SXM5),
         (2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5.0e10),  # GB200 NVL72 (per GPU)
         (4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),  # TPU v5p
         (1.3074e15, 5.3e12, 1.92e11, 4.48e11, 8.0, 5.0e10),  # MI300X (+ default NIC)

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+from forecast.hardware import get_accelerator, load_hardware
 from forecast.priors import load_priors
 
 ROOT = Path(__file__).resolve().parents[1]
-H100_FP8, UTILIZATION, HBM = 1.979e15, 0.5, 3.35e12  # FLOP/s, fraction, bytes/s
+_H100 = get_accelerator(load_hardware(), "H100 SXM5")  # data/hardware.csv
+H100_FP8, HBM = _H100.flops_fp8, _H100.hbm_bandwidth  # dense FP8 FLOP/s, HBM bytes/s
+UTILIZATION = 0.5  # [R]
 B_MIN = H100_FP8 * 1.0 / (2 * HBM)  # [R]: tokens per microbatch for a compute-bound FP8 matmul
 RANKS_PER_POD = 2.75  # [R] main text
 

@@ -4,11 +4,12 @@
 Run: .venv/bin/python scripts/validate_sweeps.py  (prints markdown table rows, ~1 min)
 """
 
-from forecast.model import Hardware, assumptions_with
+from forecast.model import assumptions_with
 from forecast.model.latency import latency_wall_flop, latency_wall_params
 from forecast.model.search import find_walls
+from forecast.validation import H100_SXM5
 
-H = Hardware(9.89e14, 3.35e12, 8e10, 4.5e11, 8.0, 5e10)
+H = H100_SXM5
 
 
 def row(label, hw=H, **kw):

@@ -24,9 +24,10 @@ from forecast.model.scaling import (
     params_for_flop,
 )
 from forecast.model.search import find_walls, utilization_curve
+from forecast.validation import H100_SXM5
 
 # Per-direction SI figures of data/hardware.csv (checked against the table below).
-H100 = Hardware(9.89e14, 3.35e12, 8e10, 4.5e11, 8.0, 5e10)
+H100 = H100_SXM5
 A100 = Hardware(3.12e14, 2.039e12, 8e10, 3e11, 8.0, 2.5e10)
 
 

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from forecast.model import Assumptions, Hardware
 from forecast.model.fast import fast_walls
 from forecast.model.search import find_walls, utilization_curve, walls_from_curve
+from forecast.validation import H100_SXM5
 
 pytestmark = pytest.mark.properties
 
@@ -42,7 +43,7 @@ TOL = 0.01  # dex, bisection resolution
 
 # flops, hbm_bandwidth, hbm_capacity, scaleup_bandwidth, scaleup_domain_size, scaleout_bandwidth
 BASES = {
-    "H100": (9.89e14, 3.35e12, 8.0e10, 4.5e11, 8.0, 5.0e10),
+    "H100": tuple(H100_SXM5),
     "GB200": (2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5.0e10),
     "TPUv5p": (4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),
 }

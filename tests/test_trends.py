@@ -37,9 +37,10 @@ from forecast.trends import (
     trend_observations,
     trend_priors_from_prior_set,
 )
+from forecast.validation import H100_SXM5
 
 SHARED = "/work/shared/data"
-H100_FLOPS = 9.89e14
+H100_FLOPS = H100_SXM5.flops
 
 
 # ------------------------------------------------------------------------------------ data
