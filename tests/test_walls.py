@@ -204,7 +204,7 @@ def test_wall_beyond_the_grid_reads_back_as_infinity():
 def test_search_range_matches_the_plan_search_grid():
     from forecast.model.search import DEFAULT_LOG10_FLOP_GRID
 
-    assert SEARCH_LOG10_FLOP_RANGE == (DEFAULT_LOG10_FLOP_GRID[0], DEFAULT_LOG10_FLOP_GRID[-1])
+    assert (DEFAULT_LOG10_FLOP_GRID[0], DEFAULT_LOG10_FLOP_GRID[-1]) == SEARCH_LOG10_FLOP_RANGE
 
 
 def test_curve_carries_the_walls_and_stops_at_the_latency_wall(records):

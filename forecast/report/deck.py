@@ -14,10 +14,14 @@ from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.util import Emu, Inches, Pt
 
-from forecast.formatting import fmt_pct
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
-from forecast.report.drivers import backtest_summary, sobol_drivers, uncertainty_drivers
+from forecast.report.drivers import (
+    backtest_summary,
+    pct_or_dash,
+    sobol_drivers,
+    uncertainty_drivers,
+)
 from forecast.report.numbers import (
     Forecast,
     assumptions,
@@ -47,10 +51,6 @@ SLIDE_TITLES = (
     "Assumptions and sources",
 )
 BACKTEST_TITLE = "Can the trends be trusted? (backtest)"  # after the drivers slide, when present
-
-
-def _pct(v: float) -> str:
-    return "–" if v is None or v != v else fmt_pct(v)
 
 
 def _new(prs, title: str):
@@ -267,7 +267,9 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         lines = [("80% intervals cover:", BODY_PT, True, DARK)]
         for origin in bt.origins:
             r = bt.row(origin)
-            lines.append(f"origin {origin}: {_pct(r['coverage_80'])} of {r['n_held_out']} held out")
+            lines.append(
+                f"origin {origin}: {pct_or_dash(r['coverage_80'])} of {r['n_held_out']} held out"
+            )
         lines.append(
             (
                 "Hardware trends refitted on parts released before each origin; "

@@ -326,7 +326,8 @@ def backtest_summary(fc: Forecast) -> Backtest | None:
     return Backtest(ds, [int(o) for o in ds["origin"].values], pooled)
 
 
-def _pct_or_dash(v: float | None) -> str:
+def pct_or_dash(v: float | None) -> str:
+    """A coverage as a whole percentage, '–' when missing (None or NaN)."""
     return "–" if v is None or not math.isfinite(v) else fmt_pct(v)
 
 
@@ -357,9 +358,9 @@ def backtest_table_cells(
                 str(origin),
                 "–" if r["n_train"] is None else str(r["n_train"]),
                 "–" if r["n_held_out"] is None else str(r["n_held_out"]),
-                _pct_or_dash(r["coverage_50"]),
-                _pct_or_dash(r["coverage_80"]),
-                _pct_or_dash(r["coverage_95"]),
+                pct_or_dash(r["coverage_50"]),
+                pct_or_dash(r["coverage_80"]),
+                pct_or_dash(r["coverage_95"]),
                 f"{ls:.2f}" if math.isfinite(ls) else "–",
             ]
             if per_metric:
@@ -374,7 +375,7 @@ def backtest_sentence(bt: Backtest) -> str:
     for origin in bt.origins:
         r = bt.row(origin)
         parts.append(
-            f"{_pct_or_dash(r['coverage_80'])} of {r['n_held_out']} held-out values "
+            f"{pct_or_dash(r['coverage_80'])} of {r['n_held_out']} held-out values "
             f"(origin {origin})"
         )
     return "The 80% predictive intervals cover " + "; ".join(parts) + "."
