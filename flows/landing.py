@@ -38,7 +38,7 @@ import pandas as pd
 
 from flows.locking import exclusive_lock
 from forecast.errors import DataValidationError
-from forecast.hardware import HARDWARE_COLUMNS, validate_hardware
+from forecast.hardware import HARDWARE_COLUMNS, PROVENANCE_COLUMNS, validate_hardware
 
 __all__ = [
     "INCOMING_DIR",
@@ -56,7 +56,6 @@ INCOMING_DIR = "incoming"
 REJECTED_DIR = "rejected"
 PROCESSED_DIR = "processed"
 HARDWARE_FILE = "hardware.csv"
-PROVENANCE_COLUMNS: tuple[str, ...] = ("added_from", "added_at")
 INGEST_LOCK = ".ingest.lock"
 
 #: Columns that may differ between a duplicate and the existing row without a conflict.

@@ -32,6 +32,7 @@ __all__ = [
     "FRONTIER_RUNS_COLUMNS",
     "HARDWARE_COLUMNS",
     "OPTIONAL_HARDWARE_COLUMNS",
+    "PROVENANCE_COLUMNS",
     "Accelerator",
     "data_hash",
     "get_accelerator",
@@ -45,8 +46,11 @@ _DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 DEFAULT_HARDWARE_PATH: Path = _DATA_DIR / "hardware.csv"
 DEFAULT_FRONTIER_RUNS_PATH: Path = _DATA_DIR / "frontier_runs.csv"
 
-# Provenance of rows merged by `wallcast ingest` (source file, UTC time); empty for curated rows.
-OPTIONAL_HARDWARE_COLUMNS: tuple[str, ...] = ("added_from", "added_at")
+#: Provenance of rows merged by `wallcast ingest` (source file, UTC time); empty for curated rows.
+PROVENANCE_COLUMNS: tuple[str, ...] = ("added_from", "added_at")
+
+#: Columns a hardware table may have besides :data:`HARDWARE_COLUMNS`: the provenance columns.
+OPTIONAL_HARDWARE_COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS
 
 HARDWARE_COLUMNS: tuple[str, ...] = (
     "name",
