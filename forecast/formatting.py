@@ -41,9 +41,9 @@ def fmt_interval(median: str, lower: str, upper: str) -> str:
     return f"{median} ({lower} - {upper})"
 
 
-def fmt_log10_flop(log10_flop: float, grid: tuple[float, float] = (20.0, 40.0)) -> str:
+def fmt_log10_flop(log10_flop: float, grid: tuple[float, float]) -> str:
     """A wall given in log10 FLOP: '5.2e28'; beyond the plan search's grid (+-inf) as '>1e40'
-    or '<1e20' (``grid``: the grid's ends, log10 FLOP)."""
+    or '<1e20' (``grid``: the grid's ends in log10 FLOP, ``forecast.walls.SEARCH_LOG10_FLOP_RANGE``)."""
     if math.isinf(log10_flop):
         return f">1e{grid[1]:.0f}" if log10_flop > 0 else f"<1e{grid[0]:.0f}"
     return sci(10.0**log10_flop)

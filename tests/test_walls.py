@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from forecast.cli import app
+from forecast.formatting import fmt_log10_flop
 from forecast.walls import (
     SEARCH_LOG10_FLOP_RANGE,
     WallsInputError,
@@ -199,6 +200,12 @@ def test_wall_beyond_the_grid_reads_back_as_infinity():
     assert wall_log10_flop(record, "data_movement") == -math.inf
     assert wall_log10_flop(record, "latency") == math.inf
     assert wall_log10_flop({"latency_wall_log10_flop": 31.2}, "latency") == 31.2
+    # as the walls table and the report write them
+    assert fmt_log10_flop(wall_log10_flop(record, "latency"), SEARCH_LOG10_FLOP_RANGE) == ">1e40"
+    assert fmt_log10_flop(wall_log10_flop(record, "data_movement"), SEARCH_LOG10_FLOP_RANGE) == (
+        "<1e20"
+    )
+    assert fmt_log10_flop(28.716091767256867, SEARCH_LOG10_FLOP_RANGE) == "5.2e28"
 
 
 def test_search_range_matches_the_plan_search_grid():
