@@ -361,14 +361,15 @@ def utilization_chart(
     """Best achievable utilization against training compute, both walls marked.
 
     ``curves``: records of :func:`forecast.walls.curve_record`, one line each (same run
-    duration and precision).
+    duration and precision; at least one).
     """
-    first = curves[0] if curves else {}
+    if not curves:
+        raise ValueError("utilization_chart needs at least one curve record")
+    first = curves[0]
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
         ax = fig.add_subplot()
         handles = []
-        lo, hi = 22.0, 33.0
         for i, c in enumerate(curves):
             colour = OKABE_ITO[i % len(OKABE_ITO)]
             grid = np.asarray(c["log10_flop"], dtype=float)
@@ -390,7 +391,7 @@ def utilization_chart(
                 color="0.35",
                 ls="--",
                 lw=1.5,
-                label=f"data-movement wall (< {first.get('utilization_threshold', 0.8):.0%} of max)",
+                label=f"data-movement wall (< {first['utilization_threshold']:.0%} of max)",
             ),
             Line2D([], [], color="0.35", ls=":", lw=1.5, label="latency wall"),
         ]
@@ -401,7 +402,7 @@ def utilization_chart(
         ax.set_ylabel("Best utilization (fraction of peak FLOP/s)")
         ax.set_title(
             f"Best achievable utilization vs training compute "
-            f"({first.get('duration_days', 90.0):g}-day run, {first.get('precision', 'bf16')})"
+            f"({first['duration_days']:g}-day run, {first['precision']})"
         )
         ax.legend(handles=handles, loc="lower left", framealpha=0.9, ncol=2)
         notes = [
