@@ -123,11 +123,12 @@ def test_mask_drops_rows() -> None:
     """A masked row does not inform the fit: an absurd masked observation leaves it unchanged."""
     x = jnp.linspace(-3, 0, 12)
     y = 2.0 + 0.3 * x
-    clean = fit_law(depth_law_model, LawData(x, y, jnp.zeros(12)), jax.random.PRNGKey(1))
+    kw = {"num_warmup": 150, "num_samples": 150}
+    clean = fit_law(depth_law_model, LawData(x, y, jnp.zeros(12)), jax.random.PRNGKey(1), **kw)
     y_bad = y.at[0].set(9.0)
     mask = jnp.arange(12) != 0
     masked = fit_law(
-        depth_law_model, LawData(x, y_bad, jnp.zeros(12)), jax.random.PRNGKey(1), mask=mask
+        depth_law_model, LawData(x, y_bad, jnp.zeros(12)), jax.random.PRNGKey(1), mask=mask, **kw
     )
     assert masked.quantiles("layer_exponent")[1] == pytest.approx(
         clean.quantiles("layer_exponent")[1], abs=0.02
@@ -145,7 +146,7 @@ def test_held_out_sources_fall_in_their_80_percent_interval(shapes, law: str) ->
         "batch": (batch_law_model, batch_table(shapes)),
     }[law]
     result = holdout_coverage(
-        model, table, jax.random.PRNGKey(2), folds=5, num_warmup=200, num_samples=200
+        model, table, jax.random.PRNGKey(2), folds=5, num_warmup=150, num_samples=150
     )
     assert np.isfinite(result.lower).all() and (result.lower < result.upper).all()
     assert 0.6 <= result.coverage <= 0.95, result.frame().loc[~result.inside]
