@@ -20,35 +20,16 @@ from forecast.constants import REFERENCE_YEAR
 from forecast.crossing import first_crossing
 from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
+from forecast.priors import registry
 
 DEFAULT_YEARS = np.arange(2024, 2046, dtype=float)
 WALLS = ("data_movement", "latency")
 DOMAIN_BEFORE_2025 = 8.0
 DOMAIN_2025 = 72.0
 
-# Prior keys that the propagation samples (the trend keys are used by the NumPyro fit instead).
-PROPAGATED_KEYS = (
-    "hardware.scaleup_domain_size_growth_per_year",
-    "latency.kernel_us",
-    "latency.allreduce_base_us",
-    "latency.intra_domain_hop_us",
-    "latency.inter_domain_hop_us",
-    "latency.change_per_year",
-    "network.collective_efficiency",
-    "network.scaleout_multiplier",
-    "training.max_utilization",
-    "training.duration_days",
-    "training.bytes_per_number",
-    "scaling.batch_tokens_2024",
-    "scaling.batch_exponent",
-    "scaling.batch_reference_params",
-    "scaling.layers_at_reference",
-    "scaling.layer_reference_params",
-    "scaling.layer_exponent",
-    "scaling.tokens_per_param",
-    "scaling.moe_experts",
-    "scaling.moe_active_experts",
-)
+# Prior keys that the propagation samples (the trend keys are used by the NumPyro fit instead):
+# derived from the registry's roles.
+PROPAGATED_KEYS = registry.PROPAGATED_KEYS
 
 
 def domain_size(years: np.ndarray, growth: np.ndarray) -> np.ndarray:

@@ -31,7 +31,6 @@ The result is an :class:`xarray.Dataset` with dims ``target`` and ``input``
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ import xarray as xr
 
 from forecast.constants import DEFAULT_WALL_YEAR_STEP, REFERENCE_YEAR
 from forecast.dataset import add_group
+from forecast.priors.registry import TREND_SAMPLED_KEYS
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -66,15 +66,7 @@ DEFAULT_SAMPLES = 1024
 
 DEFAULT_BOOTSTRAP = 300
 
-TREND_KEYS: tuple[str, ...] = (
-    "hardware.flops_growth_per_year",
-    "hardware.hbm_bandwidth_growth_per_year",
-    "hardware.hbm_capacity_growth_per_year",
-    "hardware.scaleup_bandwidth_growth_per_year",
-    "hardware.scaleout_bandwidth_growth_per_year",
-    "frontier.compute_growth_per_year",
-    "frontier.compute_2024_flop",
-)
+TREND_KEYS: tuple[str, ...] = TREND_SAMPLED_KEYS
 """Trend inputs sampled from the priors (the trend fit's own priors) instead of the posterior."""
 
 TARGETS: tuple[str, ...] = (
@@ -481,16 +473,14 @@ def add_sensitivity(
 
 def _forecast_priors(tree: xr.DataTree) -> Any:
     """The base PriorSet a forecast was made with (from its stored text)."""
-    from forecast.priors import load_priors
+    from forecast.priors import load_priors, loads
 
     text = tree.attrs.get("priors_text")
     path = tree.attrs.get("priors_path")
     if not text:
         return load_priors(path) if path else load_priors(_default_priors())
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / f"{tree.attrs.get('priors_name', 'baseline')}.toml"
-        p.write_text(text)
-        return load_priors(p)
+    name = f"{tree.attrs.get('priors_name', 'baseline')}.toml"
+    return loads(text, name, path=Path(path) if path else None)
 
 
 def _default_priors() -> Path:

@@ -37,6 +37,8 @@ import numpyro.distributions as dist
 import pandas as pd
 
 from forecast.constants import REFERENCE_YEAR
+from forecast.priors.distributions import log10_normal
+from forecast.priors.registry import FRONTIER_SERIES, growth_key, level_key
 
 __all__ = [
     "FRONTIER_MIN_YEAR",
@@ -73,13 +75,7 @@ METRIC_COLUMNS: dict[str, str] = {
 }
 """Column of ``forecast.hardware.load_hardware()`` holding each metric."""
 
-PRIOR_KEYS: dict[str, str] = {
-    "flops": "hardware.flops_growth_per_year",
-    "hbm_bandwidth": "hardware.hbm_bandwidth_growth_per_year",
-    "hbm_capacity": "hardware.hbm_capacity_growth_per_year",
-    "scaleup_bandwidth": "hardware.scaleup_bandwidth_growth_per_year",
-    "scaleout_bandwidth": "hardware.scaleout_bandwidth_growth_per_year",
-}
+PRIOR_KEYS: dict[str, str] = {metric: growth_key(metric) for metric in METRICS}
 """PriorSet key of each metric's growth prior (multiplicative, x/yr)."""
 
 FRONTIER_MIN_YEAR = 2018.0
@@ -105,15 +101,11 @@ class _PriorSetLike(Protocol):
 
 
 def _growth_to_slope(p10: float, p50: float, p90: float) -> tuple[float, float]:
-    """Normal (loc, scale) on log10 growth from the 10/50/90% quantiles of a growth factor."""
-    for q in (p10, p50, p90):
-        if not (q > 0 and math.isfinite(q)):
-            raise ValueError(f"growth quantiles must be finite and > 0, got {(p10, p50, p90)}")
-    if not p10 < p90:
-        raise ValueError(f"growth quantiles must increase, got p10={p10}, p90={p90}")
-    loc = math.log10(p50)
-    scale = (math.log10(p90) - math.log10(p10)) / (2.0 * _Z90)
-    return loc, scale
+    """Normal (loc, scale) on log10 growth from the 10/50/90% quantiles of a growth factor.
+
+    A fixed growth (p10 = p50 = p90) gives scale 0: the slope is fixed in the model.
+    """
+    return log10_normal(p10, p50, p90)
 
 
 @dataclass(frozen=True)
@@ -124,7 +116,9 @@ class TrendPriors:
     ----------
     slope_loc, slope_scale : tuple of float
         Normal prior on each metric's slope (log10 growth per year), in the order of
-        :data:`METRICS`.
+        :data:`METRICS`. A scale of 0 fixes the slope at its loc (a point-mass prior: a fixed
+        ``value`` in the prior file); the slope is then not sampled (see
+        :func:`hardware_trend_model`).
     intercept_loc : tuple of float or None
         Centre of the Normal prior on each metric's log10 value in :data:`REFERENCE_YEAR`. ``None``
         means "take it from the data" (the median log10 value of the metric, see
@@ -140,9 +134,10 @@ class TrendPriors:
         observations of all metrics lets the data say how outlying odd parts are (TPU v6e's HBM,
         TPU DCN bandwidth, the P100's NVLink) instead of fixing it.
     frontier_slope_loc, frontier_slope_scale : float
-        Normal prior on the frontier-compute slope (log10 growth per year).
+        Normal prior on the frontier-compute slope (log10 growth per year); scale 0 fixes it.
     frontier_intercept_loc, frontier_intercept_scale : float
-        Normal prior on log10 frontier training compute (FLOP) in :data:`REFERENCE_YEAR`.
+        Normal prior on log10 frontier training compute (FLOP) in :data:`REFERENCE_YEAR`; scale 0
+        fixes it.
     frontier_noise_scale : float
         HalfNormal scale of the frontier residual scale ``sigma_f``, dex.
     frontier_nu : float
@@ -188,8 +183,6 @@ class TrendPriors:
             "noise_scale",
             "nu_shape",
             "nu_rate",
-            "frontier_slope_scale",
-            "frontier_intercept_scale",
             "frontier_noise_scale",
             "frontier_nu",
             "speculative_inflation_scale",
@@ -198,8 +191,13 @@ class TrendPriors:
             value = float(getattr(self, name))
             if not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"TrendPriors.{name} must be finite and > 0, got {value}")
-        if any(not (s > 0 and math.isfinite(s)) for s in self.slope_scale):
-            raise ValueError(f"TrendPriors.slope_scale must be > 0, got {self.slope_scale}")
+        # a scale of 0 is a fixed value (a point-mass prior): the parameter is not sampled
+        for name in ("frontier_slope_scale", "frontier_intercept_scale"):
+            value = float(getattr(self, name))
+            if not (value >= 0 and math.isfinite(value)):
+                raise ValueError(f"TrendPriors.{name} must be finite and >= 0, got {value}")
+        if any(not (s >= 0 and math.isfinite(s)) for s in self.slope_scale):
+            raise ValueError(f"TrendPriors.slope_scale must be >= 0, got {self.slope_scale}")
 
     @classmethod
     def default(cls) -> TrendPriors:
@@ -228,6 +226,11 @@ class TrendPriors:
             frontier_intercept_loc=i_loc,
             frontier_intercept_scale=i_scale,
         )
+
+    @property
+    def fixed_slopes(self) -> tuple[bool, ...]:
+        """Per metric: is its slope fixed (prior scale 0)?"""
+        return tuple(s == 0 for s in self.slope_scale)
 
     def slope_prior(self, metric: str) -> tuple[float, float]:
         """(loc, scale) of the Normal prior on ``metric``'s slope."""
@@ -263,7 +266,8 @@ def trend_priors_from_prior_set(
 
     Each growth prior (x/yr) becomes a Normal on the log10 slope with
     ``loc = log10(median)`` and ``scale = (log10 q90 - log10 q10) / (2 * 1.2816)``, i.e. the
-    lognormal that matches its median and 80% interval. ``frontier.compute_2024_flop`` is turned
+    lognormal that matches its median and 80% interval; a fixed value gives scale 0, which fixes
+    the slope in the model. ``frontier.compute_2024_flop`` is turned
     into the frontier intercept prior the same way. ``hardware.trend_noise_dex`` (residual scatter
     about a trend, dex) sets the HalfNormal scale of the hardware residual scales so that the
     HalfNormal's median equals the prior's median; the frontier noise scale is twice that, as
@@ -293,9 +297,15 @@ def trend_priors_from_prior_set(
             float(prior.quantile(0.9)),
         )
 
-    slopes = [_growth_to_slope(*quantiles(PRIOR_KEYS[m])) for m in METRICS]
-    f_loc, f_scale = _growth_to_slope(*quantiles("frontier.compute_growth_per_year"))
-    i_loc, i_scale = _growth_to_slope(*quantiles("frontier.compute_2024_flop"))
+    def log10_prior(key: str) -> tuple[float, float]:
+        try:
+            return _growth_to_slope(*quantiles(key))
+        except ValueError as e:  # load_priors refuses such priors; this guards other PriorSets
+            raise ValueError(f"{key}: {e}") from None
+
+    slopes = [log10_prior(PRIOR_KEYS[m]) for m in METRICS]
+    f_loc, f_scale = log10_prior(growth_key(FRONTIER_SERIES))
+    i_loc, i_scale = log10_prior(level_key(FRONTIER_SERIES))
     noise_median = float(prior_set["hardware.trend_noise_dex"].median())
     if not noise_median > 0:
         raise ValueError(f"hardware.trend_noise_dex median must be > 0, got {noise_median}")
@@ -482,6 +492,11 @@ def hardware_trend_model(
     Sites: ``slope``, ``intercept``, ``sigma`` (plate ``metric``), ``nu`` (scalar) and the
     likelihood ``log10_value`` (plate ``obs``).
 
+    A fixed slope (``priors.slope_scale`` 0, from a fixed ``value`` in the prior file) is a point
+    mass: ``slope`` becomes a deterministic site equal to ``slope_loc`` for the fixed metrics and to
+    the latent ``slope_sampled`` for the others (the fixed entries of ``slope_sampled`` are draws
+    of a unit normal that nothing depends on). With no fixed slope the model is as above.
+
     Parameters
     ----------
     years : array (n_obs,)
@@ -501,10 +516,15 @@ def hardware_trend_model(
         raise ValueError(f"n_metrics={n_metrics} but priors have {len(priors.slope_loc)} metrics")
     years = jnp.asarray(years)
     metric_index = jnp.asarray(metric_index)
+    fixed = np.asarray(priors.fixed_slopes)
+    slope_loc = jnp.asarray(priors.slope_loc)
     with numpyro.plate("metric", n_metrics):
-        slope = numpyro.sample(
-            "slope", dist.Normal(jnp.asarray(priors.slope_loc), jnp.asarray(priors.slope_scale))
-        )
+        if not fixed.any():
+            slope = numpyro.sample("slope", dist.Normal(slope_loc, jnp.asarray(priors.slope_scale)))
+        else:
+            scale = jnp.asarray(np.where(fixed, 1.0, priors.slope_scale))
+            sampled = numpyro.sample("slope_sampled", dist.Normal(slope_loc, scale))
+            slope = numpyro.deterministic("slope", jnp.where(fixed, slope_loc, sampled))
         intercept = numpyro.sample(
             "intercept", dist.Normal(jnp.asarray(priors.intercept_loc), priors.intercept_scale)
         )
@@ -513,6 +533,13 @@ def hardware_trend_model(
     mu = intercept[metric_index] + slope[metric_index] * (years - priors.reference_year)
     with numpyro.plate("obs", years.shape[0]):
         numpyro.sample("log10_value", dist.StudentT(nu, mu, sigma[metric_index]), obs=log10_values)
+
+
+def _normal_or_fixed(name: str, loc: float, scale: float) -> jax.Array:
+    """A Normal(loc, scale) sample site, or a deterministic site at ``loc`` when scale is 0."""
+    if scale > 0:
+        return numpyro.sample(name, dist.Normal(loc, scale))
+    return numpyro.deterministic(name, jnp.asarray(loc))
 
 
 def frontier_compute_model(
@@ -527,7 +554,8 @@ def frontier_compute_model(
     see there). Speculative rows get noise ``sigma_f * (1 + e)`` with ``e ~ HalfNormal``.
 
     Sites: ``frontier_slope``, ``frontier_intercept``, ``frontier_sigma``,
-    ``frontier_speculative_extra`` and the likelihood ``log10_compute`` (plate ``run``).
+    ``frontier_speculative_extra`` and the likelihood ``log10_compute`` (plate ``run``). A slope or
+    intercept whose prior scale is 0 (a fixed value) is a deterministic site at its loc.
 
     Parameters
     ----------
@@ -541,12 +569,11 @@ def frontier_compute_model(
     """
     years = jnp.asarray(years)
     is_speculative = jnp.asarray(is_speculative, dtype=bool)
-    slope = numpyro.sample(
-        "frontier_slope", dist.Normal(priors.frontier_slope_loc, priors.frontier_slope_scale)
+    slope = _normal_or_fixed(
+        "frontier_slope", priors.frontier_slope_loc, priors.frontier_slope_scale
     )
-    intercept = numpyro.sample(
-        "frontier_intercept",
-        dist.Normal(priors.frontier_intercept_loc, priors.frontier_intercept_scale),
+    intercept = _normal_or_fixed(
+        "frontier_intercept", priors.frontier_intercept_loc, priors.frontier_intercept_scale
     )
     sigma = numpyro.sample("frontier_sigma", dist.HalfNormal(priors.frontier_noise_scale))
     extra = numpyro.sample(

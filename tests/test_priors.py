@@ -1,4 +1,4 @@
-"""Tests of the prior files and their validating parser (forecast/priors.py)."""
+"""Tests of the prior files, their registry and their validating parser (forecast/priors/)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,17 @@ from scipy import special
 from forecast.errors import WallcastError
 from forecast.priors import (
     PARAMETERS,
+    PROPAGATED_KEYS,
+    TREND_KEYS,
     PriorError,
     PriorSet,
     default_priors_path,
     load_overlay,
     load_priors,
+    loads,
     parse_prior,
 )
+from forecast.priors import registry
 
 PRIORS_DIR = Path(__file__).resolve().parents[1] / "priors"
 SHIPPED = [PRIORS_DIR / "baseline.toml", PRIORS_DIR / "epoch-2030.toml"]
@@ -532,3 +536,159 @@ def test_retired_layer_coef_key_names_its_replacement(tmp_path: Path) -> None:
     msg = str(info.value)
     assert "old.toml" in msg and "line 1" in msg and "scaling.layer_coef" in msg
     assert "scaling.layers_at_reference" in msg and "scaling.layer_reference_params" in msg
+
+
+# ---- registry: one role per key, every key list derives from it ------------------------------
+
+
+def test_every_key_has_one_role_and_the_key_lists_partition_the_registry() -> None:
+    roles = {key: spec.role for key, spec in PARAMETERS.items()}
+    assert set(roles.values()) <= set(registry.ROLES)
+    assert not set(PROPAGATED_KEYS) & set(TREND_KEYS)
+    assert set(PROPAGATED_KEYS) | set(TREND_KEYS) == set(PARAMETERS)
+    assert PROPAGATED_KEYS == tuple(k for k in PARAMETERS if roles[k] == "propagated")
+    assert registry.TREND_SAMPLED_KEYS == tuple(
+        k for k in PARAMETERS if roles[k] in ("trend_growth", "trend_level")
+    )
+    assert len(TREND_KEYS) == 8 and len(PROPAGATED_KEYS) == 20
+    assert registry.growth_key("frontier_compute") == "frontier.compute_growth_per_year"
+    assert registry.level_key("frontier_compute") == "frontier.compute_2024_flop"
+    with pytest.raises(KeyError, match="no trend_growth key for series 'tpu'"):
+        registry.growth_key("tpu")
+    with pytest.raises(ValueError, match="unknown role"):
+        registry.keys_with_role("scenario")  # type: ignore[arg-type]
+
+
+def test_code_key_lists_are_the_registrys() -> None:
+    from forecast import propagate, sensitivity, trends
+
+    assert propagate.PROPAGATED_KEYS is registry.PROPAGATED_KEYS
+    assert sensitivity.TREND_KEYS is registry.TREND_SAMPLED_KEYS
+    assert trends.PRIOR_KEYS == {m: registry.growth_key(m) for m in trends.METRICS}
+    series = {s.series for s in PARAMETERS.values() if s.role == "trend_growth"}
+    assert series == {*trends.METRICS, registry.FRONTIER_SERIES}
+
+
+def test_readme_registry_table_lists_exactly_the_registry() -> None:
+    text = (PRIORS_DIR / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Registry") : text.index("## Errors")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0].startswith("`") and "." in cells[0]:
+            rows[cells[0].strip("`")] = tuple(cells[1:4])
+    assert list(rows) == list(PARAMETERS)
+    for key, (unit, domain, role) in rows.items():
+        spec = PARAMETERS[key]
+        assert (unit, domain, role) == (spec.unit, spec.domain, spec.role), key
+
+
+# ---- parsing from text ----------------------------------------------------------------------
+
+
+def test_loads_text_equals_load_from_path(baseline: PriorSet) -> None:
+    same = loads(baseline.text, "baseline.toml")
+    assert same.name == "baseline" and same.path is None
+    assert same.keys() == baseline.keys()
+    for key in baseline:
+        a, b = baseline[key], same[key]
+        assert (a.dist, a.params, a.line, a.source) == (b.dist, b.params, b.line, b.source), key
+        assert b.file == "baseline.toml"
+    # no [meta] name: the name comes from the label without .toml
+    overlay = loads('[latency.kernel_us]\nvalue = 3\nsource = "x"\n', "fast.toml", overlay=True)
+    assert overlay.name == "fast" and overlay["latency.kernel_us"].median() == 3.0
+    with pytest.raises(PriorError, match="missing required parameter"):
+        loads('[latency.kernel_us]\nvalue = 3\nsource = "x"\n', "fast.toml")
+    with pytest.raises(PriorError) as info:
+        loads('[latency.kernel_us]\nvalue = -3\nsource = "x"\n', "stored priors", overlay=True)
+    assert str(info.value).startswith("stored priors, line 1, 'latency.kernel_us': value = -3")
+
+
+def test_default_priors_path_honours_the_environment(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("WALLCAST_PRIORS_DIR", str(tmp_path))
+    assert default_priors_path() == tmp_path / "baseline.toml"
+    monkeypatch.delenv("WALLCAST_PRIORS_DIR")
+    assert default_priors_path() == PRIORS_DIR / "baseline.toml"
+
+
+def test_sensitivity_reads_a_forecasts_priors_from_its_text(baseline: PriorSet) -> None:
+    from types import SimpleNamespace
+
+    from forecast.sensitivity import _forecast_priors
+
+    tree = SimpleNamespace(
+        attrs={"priors_text": baseline.text, "priors_name": "baseline", "priors_path": "x.toml"}
+    )
+    got = _forecast_priors(tree)
+    assert got.name == "baseline" and got.keys() == baseline.keys()
+    assert got.medians() == baseline.medians()
+    assert got["latency.kernel_us"].file == "baseline.toml"
+
+
+# ---- fixed values anywhere; values the forecast cannot use refused at load -------------------
+
+
+def _all_fixed_text(baseline: PriorSet) -> str:
+    lines = ['[meta]\nname = "all-fixed"\n']
+    for key, prior in baseline.priors.items():
+        lines.append(f'[{key}]\nvalue = {prior.median()!r}\nsource = "test"\n')
+    return "\n".join(lines)
+
+
+def test_a_fixed_value_is_accepted_for_every_key(baseline: PriorSet) -> None:
+    fixed = loads(_all_fixed_text(baseline), "all-fixed.toml")
+    assert fixed.uncertain_keys() == []
+    for key, prior in fixed.priors.items():
+        assert prior.is_point and prior.median() == pytest.approx(baseline[key].median()), key
+    from forecast.trends import trend_priors_from_prior_set
+
+    trend = trend_priors_from_prior_set(fixed)
+    assert trend.slope_scale == (0.0,) * 5 and all(trend.fixed_slopes)
+    assert trend.frontier_slope_scale == 0.0 and trend.frontier_intercept_scale == 0.0
+    assert trend.frontier_slope_loc == pytest.approx(
+        np.log10(baseline["frontier.compute_growth_per_year"].median())
+    )
+
+
+UNUSABLE = [
+    # (key, body, reason): each a value the fit or the propagation cannot use
+    ("frontier.compute_growth_per_year", "value = 5000", "compounds to 1e370 over 100 years"),
+    (
+        "hardware.flops_growth_per_year",
+        "quantiles = { p10 = 1.3, p50 = 1.45, p90 = 1e200 }",
+        "99.9% quantile is inf: the distribution overflows",
+    ),
+    (
+        "latency.change_per_year",
+        'dist = "lognormal"\nmedian = 1.0\nsigma = 400',
+        "0.1% quantile is 0: the distribution underflows",
+    ),
+    ("hardware.trend_noise_dex", "value = 0", "value = 0 is outside the domain"),
+    ("frontier.compute_2024_flop", "interval90 = [5e25, 5e25]", "for a fixed value write value"),
+    (
+        "frontier.compute_growth_per_year",
+        "quantiles = { p10 = 4.0, p90 = 4.0 }",
+        "for a fixed value write value",
+    ),
+]
+
+
+@pytest.mark.parametrize(("key", "body", "reason"), UNUSABLE, ids=[u[2][:30] for u in UNUSABLE])
+def test_values_the_forecast_cannot_use_are_refused_at_load_with_file_key_and_line(
+    tmp_path: Path, key: str, body: str, reason: str
+) -> None:
+    path = write(tmp_path, GOOD_HEAD + f'[{key}]\n{body}\nsource = "x"\n')
+    with pytest.raises(PriorError) as info:
+        load_overlay(path)
+    err = info.value
+    assert (err.file, err.key, err.line) == (str(path), key, 8)
+    assert reason in err.reason, err.reason
+    assert str(err).startswith(f"{path}, line 8, '{key}': ")
+
+
+def test_growth_at_the_compounding_limit_is_accepted(tmp_path: Path) -> None:
+    # 1000x/yr compounds to 1e300 over 100 years: inside float64, so accepted (absurd, not unusable)
+    path = write(
+        tmp_path, GOOD_HEAD + '[frontier.compute_growth_per_year]\nvalue = 1000\nsource = "x"\n'
+    )
+    assert load_overlay(path)["frontier.compute_growth_per_year"].median() == 1000.0
