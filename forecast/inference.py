@@ -67,6 +67,17 @@ __all__ = [
 PREDICTIVE_SITES = ("log10_value", "log10_compute")
 """Likelihood sites of :func:`forecast.trends.trend_model`."""
 
+# Dims of the sites when a hardware slope is fixed: ``slope`` is then a deterministic site, whose
+# dims ArviZ does not infer from the ``metric`` plate, and explicit dims replace the inferred ones.
+_FIXED_SLOPE_DIMS = {
+    "slope": ["metric"],
+    "slope_sampled": ["metric"],
+    "intercept": ["metric"],
+    "sigma": ["metric"],
+    "log10_value": ["obs"],
+    "log10_compute": ["run"],
+}
+
 
 class ConvergenceError(WallcastError):
     """MCMC did not converge: R-hat too high, bulk ESS too low, or divergent transitions.
@@ -315,7 +326,7 @@ def fit_observations(
         posterior_predictive=predictive,
         log_likelihood=True,
         coords={"metric": list(METRICS), "obs": hardware.names, "run": frontier.names},
-        dims={"slope": ["metric"]},  # also when slope is a deterministic site (a fixed slope)
+        dims=_FIXED_SLOPE_DIMS if any(priors.fixed_slopes) else None,
     )
     elapsed = time.perf_counter() - start
 

@@ -23,8 +23,8 @@ from forecast.priors import (
     load_priors,
     loads,
     parse_prior,
+    registry,
 )
-from forecast.priors import registry
 
 PRIORS_DIR = Path(__file__).resolve().parents[1] / "priors"
 SHIPPED = [PRIORS_DIR / "baseline.toml", PRIORS_DIR / "epoch-2030.toml"]
@@ -546,9 +546,10 @@ def test_every_key_has_one_role_and_the_key_lists_partition_the_registry() -> No
     assert set(roles.values()) <= set(registry.ROLES)
     assert not set(PROPAGATED_KEYS) & set(TREND_KEYS)
     assert set(PROPAGATED_KEYS) | set(TREND_KEYS) == set(PARAMETERS)
-    assert PROPAGATED_KEYS == tuple(k for k in PARAMETERS if roles[k] == "propagated")
-    assert registry.TREND_SAMPLED_KEYS == tuple(
-        k for k in PARAMETERS if roles[k] in ("trend_growth", "trend_level")
+    assert tuple(k for k in PARAMETERS if roles[k] == "propagated") == PROPAGATED_KEYS
+    assert (
+        tuple(k for k in PARAMETERS if roles[k] in ("trend_growth", "trend_level"))
+        == registry.TREND_SAMPLED_KEYS
     )
     assert len(TREND_KEYS) == 8 and len(PROPAGATED_KEYS) == 20
     assert registry.growth_key("frontier_compute") == "frontier.compute_growth_per_year"
@@ -564,7 +565,7 @@ def test_code_key_lists_are_the_registrys() -> None:
 
     assert propagate.PROPAGATED_KEYS is registry.PROPAGATED_KEYS
     assert sensitivity.TREND_KEYS is registry.TREND_SAMPLED_KEYS
-    assert trends.PRIOR_KEYS == {m: registry.growth_key(m) for m in trends.METRICS}
+    assert {m: registry.growth_key(m) for m in trends.METRICS} == trends.PRIOR_KEYS
     series = {s.series for s in PARAMETERS.values() if s.role == "trend_growth"}
     assert series == {*trends.METRICS, registry.FRONTIER_SERIES}
 

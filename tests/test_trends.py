@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 
 import arviz as az
 import jax
@@ -18,6 +17,7 @@ from forecast.errors import WallcastError
 from forecast.inference import (
     ConvergenceError,
     check_convergence,
+    convergence_report,
     fit_observations,
     fit_trends,
     posterior_draws,
@@ -39,7 +39,6 @@ from forecast.trends import (
 )
 from forecast.validation import H100_SXM5
 
-SHARED = "/work/shared/data"
 H100_FLOPS = H100_SXM5.flops
 
 
@@ -47,40 +46,20 @@ H100_FLOPS = H100_SXM5.flops
 
 
 def _hardware_frame() -> pd.DataFrame:
-    """forecast.hardware.load_hardware(), or the same frame built from the shared CSV."""
-    try:
-        from forecast.hardware import load_hardware
-    except ImportError:  # the loader is written in parallel; same columns from the shared CSV
-        df = pd.read_csv(f"{SHARED}/accelerators.csv")
-        df = df.rename(columns={"peak_dense_bf16_flops": "peak_dense_16bit_flops"})
-        df["status"] = np.where(
-            df["name"].str.contains("[announced]", regex=False), "announced", "shipped"
-        )
-        df["flagship"] = ~df["name"].str.contains("v5e|v6e|40GB")
-        date = pd.to_datetime(df["release_date"], format="%Y-%m", errors="coerce")
-        df["release_year"] = date.dt.year + (date.dt.month - 1) / 12
-        return df
+    from forecast.hardware import load_hardware
+
     return load_hardware()
 
 
 def _frontier_frame() -> pd.DataFrame:
-    try:
-        from forecast.hardware import load_frontier_runs
-    except ImportError:
-        df = pd.read_csv(f"{SHARED}/frontier_runs.csv")
-        df["record"] = df["notes"].str.startswith("RECORD")
-        df["confidence"] = df["notes"].str.extract(r"Epoch confidence: (\w+)")[0].fillna("")
-        date = pd.to_datetime(df["publication_date"])
-        df["year"] = date.dt.year + (date.dt.dayofyear - 1) / 365
-        return df
+    from forecast.hardware import load_frontier_runs
+
     return load_frontier_runs()
 
 
 def _project_priors() -> TrendPriors:
-    try:
-        from forecast.priors import default_priors_path, load_priors
-    except ImportError:
-        return TrendPriors.default()
+    from forecast.priors import default_priors_path, load_priors
+
     return trend_priors_from_prior_set(load_priors(default_priors_path()))
 
 
@@ -114,12 +93,10 @@ def frontier_df() -> pd.DataFrame:
 def real_fit(hardware_df, frontier_df):
     """The production fit at the default settings (4 chains x 1000 draws after 1000 warm-up).
 
-    The time returned is this process's CPU time: the 2-core CI machine is shared, so wall time
-    measures the neighbours as much as the fit.
+    (Its speed is measured in benchmarks/, not asserted here.)
     """
-    start = time.process_time()
     dt = fit_trends(hardware_df, frontier_df, _project_priors(), rng_key=jax.random.PRNGKey(0))
-    return dt, time.process_time() - start
+    return dt, None
 
 
 def _growth(dt, metric: str) -> np.ndarray:
@@ -278,9 +255,8 @@ def test_parameter_recovery_from_simulated_data():
 # ------------------------------------------------------------------------------------ real data
 
 
-def test_real_fit_structure_and_speed(real_fit):
-    dt, seconds = real_fit
-    assert seconds < 60, f"default fit took {seconds:.1f} s of CPU time"
+def test_real_fit_structure(real_fit):
+    dt, _ = real_fit
     for group in (
         "posterior",
         "sample_stats",
@@ -436,3 +412,113 @@ def test_same_seed_gives_identical_posterior(short_fits):
     slope = a["posterior"]["slope"].values
     assert not np.array_equal(slope[0], slope[1])
     assert a.attrs["data_hash"] == b.attrs["data_hash"] and a.attrs["rng_key"] == b.attrs["rng_key"]
+
+
+# ------------------------------------------------------------------------------------ fixed values
+
+
+def test_a_fixed_growth_is_a_zero_scale_slope_prior():
+    from forecast.trends import _growth_to_slope
+
+    loc, scale = _growth_to_slope(4.0, 4.0, 4.0)  # epoch-2030.toml: frontier growth value = 4
+    assert loc == pytest.approx(math.log10(4.0)) and scale == 0.0
+    with pytest.raises(ValueError, match="must not decrease"):
+        _growth_to_slope(4.0, 3.0, 5.0)
+    fixed = TrendPriors(
+        slope_loc=(0.1,) * 5, slope_scale=(0.0, 0.1, 0.1, 0.1, 0.1), frontier_slope_scale=0.0
+    )
+    assert fixed.fixed_slopes == (True, False, False, False, False)
+    with pytest.raises(ValueError, match="slope_scale must be >= 0"):
+        TrendPriors(slope_loc=(0.1,) * 5, slope_scale=(-0.1,) + (0.1,) * 4)
+    with pytest.raises(ValueError, match="frontier_intercept_scale must be finite and >= 0"):
+        TrendPriors(slope_loc=(0.1,) * 5, slope_scale=(0.1,) * 5, frontier_intercept_scale=-1)
+
+
+def test_fixed_trend_parameters_are_point_masses_in_the_fit():
+    """A fixed slope / frontier slope / frontier intercept equals its value in every draw; the
+    other parameters are still learnt from the data, and the gate passes (fixed entries left out)."""
+    hardware, frontier = _simulated_observations(seed=7)
+    fixed_flops = 0.2  # the truth is 0.16: the fit must not move it
+    priors = TrendPriors(
+        slope_loc=(fixed_flops, 0.0, 0.0, 0.0, 0.0),
+        slope_scale=(0.0, 1.0, 1.0, 1.0, 1.0),
+        frontier_slope_loc=TRUE_FRONTIER_SLOPE,
+        frontier_slope_scale=0.0,
+        frontier_intercept_loc=25.7,
+        frontier_intercept_scale=0.0,
+    )
+    dt = fit_observations(
+        hardware,
+        frontier,
+        priors,
+        rng_key=jax.random.PRNGKey(1),
+        num_chains=2,
+        num_warmup=250,
+        num_samples=250,
+    )
+    draws = posterior_draws(dt)
+    for name in ("slope", "slope_sampled", "intercept", "sigma"):
+        assert dt["posterior"][name].dims == ("chain", "draw", "metric"), name
+    assert dt["log_likelihood"]["log10_value"].dims == ("chain", "draw", "obs")
+    assert dt["posterior_predictive"]["log10_compute"].dims == ("chain", "draw", "run")
+    assert np.all(draws["slope"][:, 0] == fixed_flops)
+    assert np.all(draws["frontier_slope"] == TRUE_FRONTIER_SLOPE)
+    assert np.all(draws["frontier_intercept"] == 25.7)
+    np.testing.assert_allclose(draws["slope"][:, 1:].mean(axis=0), TRUE_SLOPES[1:], atol=0.015)
+    report = convergence_report(dt)
+    assert {"slope", "frontier_slope", "frontier_intercept"} <= set(report["fixed"])
+    check_convergence(dt, rhat_max=1.05)  # default ESS minimum: 100 per chain
+    projected = project(draws, np.array([2024.0, 2034.0]))
+    np.testing.assert_allclose(np.diff(projected["frontier_compute"], axis=1), 6.6)
+
+
+# ------------------------------------------------------------------------------------ gate size
+
+
+def _iid_posterior(chains: int, draws: int, seed: int = 0, **extra) -> object:
+    rng = np.random.default_rng(seed)
+    return az.from_dict(
+        {
+            "posterior": {"slope": rng.normal(0.15, 0.01, size=(chains, draws)), **extra},
+            "sample_stats": {"diverging": np.zeros((chains, draws), dtype=bool)},
+        }
+    )
+
+
+def test_gate_ess_minimum_follows_the_number_of_chains():
+    """Bulk ESS >= 100 per chain (Vehtari et al. 2021, doi:10.1214/20-BA1221): 200 for 2 chains,
+    400 for 4. Independent draws have ESS close to their number."""
+    two = _iid_posterior(chains=2, draws=150)  # ESS ~300: enough for 2 chains (200)
+    assert 250 < convergence_report(two)["ess_bulk"][1] < 400
+    check_convergence(two)
+    with pytest.raises(ConvergenceError, match=r"min 400\)"):
+        check_convergence(two, ess_bulk_min=400)  # an explicit minimum still applies
+    four = _iid_posterior(chains=4, draws=75)  # ESS ~300: too few for 4 chains (400)
+    with pytest.raises(ConvergenceError) as info:
+        check_convergence(four)
+    err = info.value
+    assert err.diagnostic == "ess_bulk" and err.failures[0][3] == 400
+    assert (err.chains, err.draws) == (4, 75)
+    assert "(min 400 = 100 per chain x 4 chains)" in str(err)
+    assert str(err).endswith("increase --draws (now 75) or --chains (now 4)")
+
+
+def test_gate_leaves_out_parameters_fixed_by_their_prior():
+    fixed = np.full((2, 300), 0.602)  # a fixed value: identical in every draw, R-hat NaN
+    dt = _iid_posterior(chains=2, draws=300, frontier_slope=fixed)
+    report = convergence_report(dt)
+    assert report["fixed"] == ["frontier_slope"]
+    assert report["r_hat"][0] == "slope" and report["ess_bulk"][0] == "slope"
+    check_convergence(dt)
+    # a parameter stuck at different values in different chains is not "fixed": it fails
+    stuck = np.concatenate([np.full((1, 300), 0.6), np.full((1, 300), 0.7)])
+    with pytest.raises(ConvergenceError, match="r_hat of frontier_slope"):
+        check_convergence(_iid_posterior(chains=2, draws=300, frontier_slope=stuck))
+
+
+def test_divergence_error_names_what_to_try():
+    dt = _iid_posterior(chains=2, draws=300)
+    dt["sample_stats"]["diverging"].values[0, :2] = True
+    with pytest.raises(ConvergenceError, match="2 divergent transitions") as info:
+        check_convergence(dt)
+    assert "check the priors" in info.value.hint and "--seed" in info.value.hint
