@@ -490,12 +490,13 @@ def test_gate_ess_minimum_follows_the_number_of_chains():
     400 for 4. Independent draws have ESS close to their number."""
     two = _iid_posterior(chains=2, draws=150)  # ESS ~300: enough for 2 chains (200)
     assert 250 < convergence_report(two)["ess_bulk"][1] < 400
-    check_convergence(two)
+    loose = 1.1  # R-hat of short independent runs scatters around 1.01; this test is about ESS
+    check_convergence(two, rhat_max=loose)
     with pytest.raises(ConvergenceError, match=r"min 400\)"):
-        check_convergence(two, ess_bulk_min=400)  # an explicit minimum still applies
+        check_convergence(two, rhat_max=loose, ess_bulk_min=400)  # an explicit minimum applies
     four = _iid_posterior(chains=4, draws=75)  # ESS ~300: too few for 4 chains (400)
     with pytest.raises(ConvergenceError) as info:
-        check_convergence(four)
+        check_convergence(four, rhat_max=loose)
     err = info.value
     assert err.diagnostic == "ess_bulk" and err.failures[0][3] == 400
     assert (err.chains, err.draws) == (4, 75)
@@ -509,16 +510,16 @@ def test_gate_leaves_out_parameters_fixed_by_their_prior():
     report = convergence_report(dt)
     assert report["fixed"] == ["frontier_slope"]
     assert report["r_hat"][0] == "slope" and report["ess_bulk"][0] == "slope"
-    check_convergence(dt)
+    check_convergence(dt, rhat_max=1.1)
     # a parameter stuck at different values in different chains is not "fixed": it fails
     stuck = np.concatenate([np.full((1, 300), 0.6), np.full((1, 300), 0.7)])
     with pytest.raises(ConvergenceError, match="r_hat of frontier_slope"):
-        check_convergence(_iid_posterior(chains=2, draws=300, frontier_slope=stuck))
+        check_convergence(_iid_posterior(chains=2, draws=300, frontier_slope=stuck), rhat_max=1.1)
 
 
 def test_divergence_error_names_what_to_try():
     dt = _iid_posterior(chains=2, draws=300)
     dt["sample_stats"]["diverging"].values[0, :2] = True
     with pytest.raises(ConvergenceError, match="2 divergent transitions") as info:
-        check_convergence(dt)
+        check_convergence(dt, rhat_max=1.1)
     assert "check the priors" in info.value.hint and "--seed" in info.value.hint
