@@ -81,7 +81,6 @@ PRIOR_KEYS: dict[str, str] = {metric: growth_key(metric) for metric in METRICS}
 FRONTIER_MIN_YEAR = 2018.0
 """First year of the frontier-compute fit: Epoch documents a slope change around 2018."""
 
-_Z90 = 1.2815515655446004  # standard-normal 90% quantile: (q90 - q10) = 2 * 1.2816 * sd
 _HALFNORMAL_MEDIAN = 0.6744897501960817  # median of HalfNormal(1)
 
 
