@@ -20,17 +20,15 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--forecast", type=Path, default=ROOT / "outputs")
+    parser.add_argument("--forecast", type=Path, default=None, help="default: outputs/latest")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    from forecast.dataset import resolve_forecast_path
-    from forecast.query import load_forecast_group, query, wall_interval
+    from forecast.query import query, wall_interval
+    from forecast.storage import load_forecast_group, resolve_forecast_path
 
     path = resolve_forecast_path(args.forecast)
     exe = shutil.which("wallcast") or str(Path(sys.executable).parent / "wallcast")

@@ -1,11 +1,11 @@
-"""Prefect orchestration of wallcast (see flows/README.md).
+"""Prefect orchestration of wallcast (see flows/README.md): flows, tasks and deployments only.
 
 * :mod:`flows.refresh` - the ``refresh-forecast`` flow (load -> fit -> propagate each scenario ->
   publish -> artifacts) with cache policies, and :func:`flows.refresh.flow_with_task_runner`;
-* :mod:`flows.landing` - ingestion of files from ``data/incoming/`` (plain functions + a task);
-* :mod:`flows.serve` - ``wallcast serve``: weekly schedule plus the landing-folder watcher;
-* :mod:`flows.publishing` - publish under the lock, clean leftovers, retention (no Prefect import);
-* :mod:`flows.locking` - ``fcntl.flock`` locks ("another refresh is running (pid N)").
+* :mod:`flows.serve` - ``wallcast serve``: the ``watch-landing`` flow (ingest task + refresh),
+  the weekly schedule and the landing-folder poller.
 
-Importing this package imports nothing heavy; import the submodules you need.
+The work itself is plain library code: :mod:`forecast.pipeline` (load, fit, propagate, assemble),
+:mod:`forecast.storage` (publish, lock, retention, reading) and :mod:`forecast.ingest` (landing
+files).  ``forecast`` never imports ``flows``.  Importing this package imports nothing heavy.
 """

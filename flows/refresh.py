@@ -9,27 +9,26 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
   propagation inputs share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
   hardware.csv and frontier_runs.csv), ``trend_priors`` (canonical JSON of the trend priors),
   ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256 of the forecast package's model code, see
-  :func:`code_hash`).  The DataFrames and PriorSet are passed too but excluded from the key;
+  :func:`forecast.storage.code_hash`).  The DataFrames and PriorSet are passed too but excluded from the key;
 * ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
   ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
   scenario's full prior text), ``seed``, ``years`` and ``code``;
 * ``publish`` - never cached, retried.  Assembles the DataTree and publishes it atomically unless
-  the forecast ``latest`` points to was made from the same inputs (same run fingerprint): then it
+  the forecast ``latest`` points to was made from the same inputs (same
+  :func:`forecast.storage.fingerprint`): then it
   publishes nothing and reports "unchanged, latest kept" (``republish=True`` forces a new one).
   Applies retention (keep the newest ``keep``, never the one ``latest`` names);
 * ``artifacts`` - markdown summary (key ``wallcast-summary``), table of credible intervals
-  (``wallcast-intervals``), link to the report (``wallcast-report``) when
-  ``forecast.report.generate_reports`` exists.
+  (``wallcast-intervals``), link to the report (``wallcast-report``).
 
-The flow holds ``<outputs>/.lock`` (``fcntl.flock``) from start to end: a second refresh on the same
+Storage (publishing, the lock, retention, reading) is :mod:`forecast.storage`; this module only
+orchestrates.  The flow holds ``<outputs>/.lock`` (``fcntl.flock``) from start to end: a second refresh on the same
 outputs folder fails at once with "another refresh is running (pid N)" (or waits ``lock_wait``
 seconds first).
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import logging
 import time
@@ -40,69 +39,10 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
 from prefect.futures import wait
 
-from flows.locking import exclusive_lock
-from flows.publishing import DEFAULT_KEEP, apply_retention, publish_forecast
-from forecast import pipeline
-from forecast.dataset import FORECAST_FILE
+from forecast import paths, pipeline, storage
+from forecast.formatting import fmt_flop, fmt_pct, fmt_year
 
-__all__ = [
-    "LOCK_FILE",
-    "code_hash",
-    "flow_with_task_runner",
-    "refresh_forecast",
-    "run_fingerprint",
-]
-
-LOCK_FILE = ".lock"
-_FOREIGN = {"cli", "__main__", "query"}  # forecast modules that do not change a forecast
-
-
-@functools.cache
-def code_hash(package_dir: Path | None = None) -> str:
-    """SHA-256 over the source of the ``forecast`` package modules a forecast depends on.
-
-    Everything under ``forecast/`` except the CLI, the query helpers and report/deck generators:
-    an edit to the model, inference, trends, propagation, priors or data loaders invalidates the
-    cache; an edit to presentation code does not.  Computed once per process (the code this
-    process has loaded); every flow run started by ``serve`` is a fresh process.
-    """
-    root = package_dir or Path(pipeline.__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        top = rel.parts[0].removesuffix(".py")
-        if top in _FOREIGN or top.startswith(("report", "deck")):
-            continue
-        h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def _digest(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def run_fingerprint(
-    inputs: pipeline.Inputs,
-    *,
-    seed: int,
-    chains: int,
-    draws: int,
-    years: list[float] | None,
-    code: str,
-) -> str:
-    """Digest of everything a forecast depends on (data, priors, scenarios, settings, code)."""
-    return _digest(
-        {
-            "data_hash": inputs.data_hash,
-            "priors": inputs.priors.text,
-            "scenarios": [[n, ps.text] for n, ps in inputs.scenarios.items()],
-            "seed": seed,
-            "chains": chains,
-            "draws": draws,
-            "years": None if years is None else [float(y) for y in years],
-            "code": code,
-        }
-    )
+__all__ = ["flow_with_task_runner", "refresh_forecast"]
 
 
 def _trend_key(prior_set: Any) -> str:
@@ -122,12 +62,13 @@ def load_inputs_task(
     scenario_dir: str | None,
 ) -> pipeline.Inputs:
     """Read and validate the data tables and priors (cheap; decides what is stale)."""
-    return pipeline.load_inputs(
-        priors or pipeline.DEFAULT_PRIORS,
-        data_dir or pipeline.DEFAULT_DATA_DIR,
-        scenarios,
-        scenario_dir or pipeline.DEFAULT_SCENARIO_DIR,
+    inputs = pipeline.load_inputs(priors, data_dir, scenarios, scenario_dir)
+    get_run_logger().info(
+        f"loaded {len(inputs.hardware)} accelerators and {len(inputs.frontier_runs)} frontier "
+        f"runs from {inputs.data_dir}; priors {inputs.priors.name}; "
+        f"scenarios {', '.join(inputs.scenarios)}"
     )
+    return inputs
 
 
 @task(
@@ -147,7 +88,12 @@ def fit_task(
     code: str,
 ) -> Any:
     """NUTS fit of the trends (the expensive step), gated on convergence."""
-    return pipeline.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
+    logger = get_run_logger()
+    logger.info(f"fitting the trends: {chains} chains x {draws} draws (NUTS; minutes)")
+    start = time.perf_counter()
+    fit_tree = pipeline.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
+    logger.info(f"fit passed the convergence gate in {time.perf_counter() - start:.0f} s")
+    return fit_tree
 
 
 @task(
@@ -167,19 +113,19 @@ def propagate_task(
     code: str,
 ) -> tuple[Any, Any]:
     """Forecast of one scenario: posterior trends x prior draws -> walls per year."""
-    return pipeline.propagate_scenario(fit_tree, prior_set, seed=seed, years=years)
+    logger = get_run_logger()
+    logger.info(f"propagating scenario {scenario}: walls per draw and year")
+    start = time.perf_counter()
+    result = pipeline.propagate_scenario(fit_tree, prior_set, seed=seed, years=years)
+    logger.info(f"scenario {scenario} propagated in {time.perf_counter() - start:.0f} s")
+    return result
 
 
 def _latest_fingerprint(outputs_dir: Path) -> tuple[str | None, Path | None]:
     """Run fingerprint and file of the forecast ``latest`` points to (None when unreadable)."""
-    import xarray as xr
-
-    from forecast.dataset import ENGINE, latest_forecast_path
-
     try:
-        path = latest_forecast_path(outputs_dir)
-        with xr.open_dataset(path, engine=ENGINE) as root:
-            return root.attrs.get("run_fingerprint"), path
+        path = storage.latest_forecast_path(outputs_dir)
+        return storage.read_attrs(path).get("run_fingerprint"), path
     except Exception:  # no latest yet, or unreadable: publish a fresh one
         return None, None
 
@@ -194,9 +140,10 @@ def publish_task(
     seed: int,
     chains: int,
     draws: int,
+    years: list[float] | None,
     fingerprint: str,
     code: str,
-    keep: int = DEFAULT_KEEP,
+    keep: int = storage.DEFAULT_KEEP,
     republish: bool = False,
 ) -> dict[str, Any]:
     """Publish a new forecast, or keep ``latest`` when it already is this forecast."""
@@ -207,29 +154,24 @@ def publish_task(
             "status": "unchanged",
             "path": str(latest_path),
             "forecast_id": latest_path.parent.name,
-            "removed": apply_retention(out, keep),
+            "removed": storage.apply_retention(out, keep),
         }
-    tree, fid = pipeline.assemble(inputs, fit_tree, results, seed=seed, chains=chains, draws=draws)
-    tree.attrs["run_fingerprint"] = fingerprint
-    tree.attrs["code_hash"] = code
-    published, removed = publish_forecast(tree, out, fid, keep=keep)
+    tree, fid = pipeline.assemble(
+        inputs, fit_tree, results, seed=seed, chains=chains, draws=draws, years=years, code=code
+    )
+    if tree.attrs["run_fingerprint"] != fingerprint:  # one recipe: storage.fingerprint
+        raise RuntimeError("the assembled forecast's fingerprint differs from the flow's")
+    get_run_logger().info(f"publishing forecast {fid} to {out}")
+    published, removed = storage.publish_forecast(tree, out, fid, keep=keep)
     return {
         "status": "published",
-        "path": str(published / FORECAST_FILE),
+        "path": str(published / storage.FORECAST_FILE),
         "forecast_id": fid,
         "removed": removed,
     }
 
 
 # ----------------------------------------------------------------------------- artifacts
-
-
-def _fmt_year(v: float) -> str:
-    return "not by end" if v == float("inf") else f"{v:.1f}"
-
-
-def _fmt_flop(v: float) -> str:
-    return "-" if v in (float("inf"), float("-inf")) else f"{v:.2e}"
 
 
 def intervals_table(rows: list[dict]) -> list[dict[str, Any]]:
@@ -241,14 +183,14 @@ def intervals_table(rows: list[dict]) -> list[dict[str, Any]]:
             {
                 "scenario": r["scenario"],
                 "wall": r["wall"],
-                "interval": f"{y['prob']:.0%}",
-                "hit_year_median": _fmt_year(y["median"]),
-                "hit_year_lower": _fmt_year(y["lower"]),
-                "hit_year_upper": _fmt_year(y["upper"]),
-                "hit_flop_median": _fmt_flop(f["median"]),
-                "hit_flop_lower": _fmt_flop(f["lower"]),
-                "hit_flop_upper": _fmt_flop(f["upper"]),
-                "not_hit_by_last_year": f"{y['not_hit_fraction']:.0%}",
+                "interval": fmt_pct(y["prob"]),
+                "hit_year_median": fmt_year(y["median"]),
+                "hit_year_lower": fmt_year(y["lower"]),
+                "hit_year_upper": fmt_year(y["upper"]),
+                "hit_flop_median": fmt_flop(f["median"]),
+                "hit_flop_lower": fmt_flop(f["lower"]),
+                "hit_flop_upper": fmt_flop(f["upper"]),
+                "not_hit_by_last_year": fmt_pct(y["not_hit_fraction"]),
             }
         )
     return out
@@ -291,11 +233,9 @@ def summary_markdown(
 
 
 def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict[str, Path]:
-    try:
-        from forecast.report import generate_reports  # type: ignore[import-not-found]
-    except ImportError as exc:
-        logger.warning(f"no report generated: forecast.report is not available ({exc})")
-        return {}
+    from forecast.report import generate_reports
+
+    logger.info("writing report.html, report.md and deck.pptx (plan search per accelerator)")
     try:
         return {k: Path(v) for k, v in generate_reports(forecast_path).items()}
     except Exception as exc:  # a report failure must not fail the refresh
@@ -314,11 +254,11 @@ def artifacts_task(
         create_table_artifact,
     )
 
-    from forecast.query import load_forecast_group, summary_table
+    from forecast.query import summary_table
 
     logger = get_run_logger()
     path = Path(publish_info["path"])
-    ds, attrs = load_forecast_group(path, ["hit_year", "hit_flop"])
+    ds, attrs = storage.load_forecast_group(path, ["hit_year", "hit_flop"])
     rows = summary_table(ds)
     create_markdown_artifact(
         summary_markdown(rows, attrs, publish_info, task_states),
@@ -360,7 +300,7 @@ def refresh_forecast(
     draws: int = 1000,
     seed: int = 0,
     years: list[float] | None = None,
-    keep: int = DEFAULT_KEEP,
+    keep: int = storage.DEFAULT_KEEP,
     republish: bool = False,
     lock_wait: float = 0.0,
     reports: bool = True,
@@ -372,10 +312,10 @@ def refresh_forecast(
     """
     logger = get_run_logger()
     start = time.perf_counter()
-    outputs = Path(outputs_dir) if outputs_dir else pipeline.DEFAULT_OUTPUTS_DIR
-    with exclusive_lock(outputs / LOCK_FILE, "refresh", wait=lock_wait):
+    outputs = paths.outputs_dir(outputs_dir)
+    with storage.exclusive_lock(outputs / storage.LOCK_FILE, "refresh", wait=lock_wait):
         states: dict[str, str] = {}
-        code = code_hash()
+        code = storage.code_hash()
         load_state = load_inputs_task(priors, data_dir, scenarios, scenario_dir, return_state=True)
         states["load-inputs"] = load_state.name
         inputs: pipeline.Inputs = load_state.result()
@@ -389,7 +329,7 @@ def refresh_forecast(
             tk = _trend_key(prior_set)
             if tk not in fits:
                 fit_names[tk] = f"fit-trends-{name}"
-                fit_keys[tk] = _digest([inputs.data_hash, tk, chains, draws, seed, code])
+                fit_keys[tk] = storage.digest([inputs.data_hash, tk, chains, draws, seed, code])
                 fits[tk] = fit_task.with_options(task_run_name=fit_names[tk]).submit(
                     inputs,
                     prior_set,
@@ -422,8 +362,15 @@ def refresh_forecast(
         base_fit = next(iter(fitted.values()))
         logger.info("tasks: " + ", ".join(f"{k}={v}" for k, v in states.items()))
 
-        fingerprint = run_fingerprint(
-            inputs, seed=seed, chains=chains, draws=draws, years=yrs, code=code
+        fingerprint = storage.fingerprint(
+            data_hash=inputs.data_hash,
+            priors_text=inputs.priors.text,
+            scenario_texts={n: ps.text for n, ps in inputs.scenarios.items()},
+            seed=seed,
+            chains=chains,
+            draws=draws,
+            years=yrs,
+            code=code,
         )
         pub_state = publish_task(
             inputs,
@@ -433,6 +380,7 @@ def refresh_forecast(
             seed=seed,
             chains=chains,
             draws=draws,
+            years=yrs,
             fingerprint=fingerprint,
             code=code,
             keep=keep,

@@ -25,18 +25,28 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 
-from flows.landing import INCOMING_DIR, ingest_task, pending_files
-from flows.locking import LockBusyError, exclusive_lock
 from flows.refresh import refresh_forecast
-from forecast import pipeline
+from forecast import paths
+from forecast.ingest import INCOMING_DIR, ingest_file, pending_files
+from forecast.storage import DEFAULT_KEEP, LockBusyError, exclusive_lock
 
-__all__ = ["LandingPoller", "serve_forecast", "watch_landing"]
+__all__ = ["LandingPoller", "ingest_task", "serve_forecast", "watch_landing"]
 
 WATCH_LOCK = ".watch.lock"
 REFRESH_DEPLOYMENT = "weekly"
 WATCH_DEPLOYMENT = "landing"
+
+ingest_task = task(
+    name="ingest-file",
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=2,
+    task_run_name="ingest-{path}",
+)(ingest_file)
+"""Prefect task around :func:`forecast.ingest.ingest_file` (I/O: retried twice)."""
 
 
 @flow(name="watch-landing", validate_parameters=True)
@@ -50,7 +60,7 @@ def watch_landing(
     draws: int = 1000,
     seed: int = 0,
     years: list[float] | None = None,
-    keep: int = 20,
+    keep: int = DEFAULT_KEEP,
     reports: bool = True,
     settle_seconds: float = 2.0,
     lock_wait: float = 3600.0,
@@ -61,7 +71,7 @@ def watch_landing(
     waits up to ``lock_wait`` seconds for a refresh already running (e.g. the weekly one).
     """
     logger = get_run_logger()
-    data = Path(data_dir) if data_dir else pipeline.DEFAULT_DATA_DIR
+    data = paths.data_dir(data_dir)
     try:
         with exclusive_lock(data / WATCH_LOCK, "landing watcher"):
             files = pending_files(data / INCOMING_DIR, settle_seconds)
@@ -202,7 +212,7 @@ def serve_forecast(
         tags=["wallcast"],
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
-    data = Path(params.get("data_dir") or pipeline.DEFAULT_DATA_DIR)
+    data = paths.data_dir(params.get("data_dir"))
     poller = LandingPoller(
         data / INCOMING_DIR,
         f"{watch_landing.name}/{WATCH_DEPLOYMENT}",

@@ -418,7 +418,7 @@ def coverage_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
 
 def add_backtest(forecast_path: str | Path, results: Sequence[OriginResult] | xr.Dataset) -> Path:
     """Store backtest results as group ``backtest`` of a forecast file (atomic replace)."""
-    from forecast.dataset import add_group
+    from forecast.storage import add_group
 
     ds = results if isinstance(results, xr.Dataset) else backtest_dataset(results)
     return add_group(forecast_path, "backtest", ds)

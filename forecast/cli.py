@@ -416,7 +416,8 @@ def _run_refresh(
 
 
 def _print_refresh(result: dict[str, Any], json_out: bool) -> None:
-    from forecast.query import format_summary, load_forecast_group, summary_table
+    from forecast.query import format_summary, summary_table
+    from forecast.storage import load_forecast_group
 
     states = result["task_states"]
     cached = result["cached"]
@@ -531,10 +532,9 @@ def ingest(
     different numbers, is moved to data/rejected/ with a .reason file and nothing else changes
     (exit 2).  Exact duplicates are skipped.  A merged file is archived in data/processed/.
     """
-    from flows.landing import ingest_file
-    from forecast.pipeline import DEFAULT_DATA_DIR
+    from forecast.ingest import ingest_file
 
-    result = ingest_file(file, data_dir or DEFAULT_DATA_DIR)
+    result = ingest_file(file, data_dir)
     if result.status == "rejected":
         for problem in result.problems:
             typer.echo(f"  {problem}", err=True)
@@ -652,8 +652,8 @@ def query(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Median and credible interval of when / at what FLOP a wall is hit (no JAX import)."""
-    from forecast.dataset import resolve_forecast_path
     from forecast.query import query as run_query
+    from forecast.storage import resolve_forecast_path
 
     path = resolve_forecast_path(
         forecast or outputs_dir or Path(__file__).resolve().parents[1] / "outputs"
@@ -697,7 +697,7 @@ ReportOutOpt = Annotated[
 
 
 def _report_forecast_path(forecast: Path | None) -> Path:
-    from forecast.dataset import resolve_forecast_path
+    from forecast.storage import resolve_forecast_path
 
     return resolve_forecast_path(forecast or Path(__file__).resolve().parents[1] / "outputs")
 
@@ -792,12 +792,13 @@ def sensitivity(
 
     from forecast import pipeline
     from forecast import sensitivity as sens
+    from forecast.paths import default_priors_path
     from forecast.priors import load_overlay, load_priors
 
     start = time.perf_counter()
     path = None
     if forecast is not None:
-        from forecast.dataset import open_forecast, resolve_forecast_path
+        from forecast.storage import open_forecast, resolve_forecast_path
 
         path = resolve_forecast_path(forecast)
         with open_forecast(path) as tree:
@@ -806,7 +807,7 @@ def sensitivity(
     else:
         from forecast.hardware import load_hardware
 
-        prior_set = load_priors(priors or pipeline.DEFAULT_PRIORS)
+        prior_set = load_priors(priors or default_priors_path())
         anchors = sens.data_anchors(load_hardware(), prior_set)
     if scenario:
         prior_set = prior_set.overlay(load_overlay(pipeline.scenario_path(scenario)))
@@ -884,16 +885,17 @@ def backtest(
     import time
 
     from forecast import backtest as bt
-    from forecast import pipeline
     from forecast.hardware import load_frontier_runs, load_hardware
     from forecast.inference import init_jax
+    from forecast.paths import data_dir as data_dir_of
+    from forecast.paths import default_priors_path
     from forecast.priors import load_priors
     from forecast.trends import trend_priors_from_prior_set
 
     start = time.perf_counter()
     init_jax()
-    data = Path(data_dir or pipeline.DEFAULT_DATA_DIR)
-    prior_set = load_priors(priors or pipeline.DEFAULT_PRIORS)
+    data = data_dir_of(data_dir)
+    prior_set = load_priors(priors or default_priors_path())
     results = bt.run_backtest(
         load_hardware(data / "hardware.csv"),
         load_frontier_runs(data / "frontier_runs.csv"),
@@ -907,7 +909,7 @@ def backtest(
     )
     ds = bt.backtest_dataset(results)
     if forecast is not None:
-        from forecast.dataset import resolve_forecast_path
+        from forecast.storage import resolve_forecast_path
 
         path = bt.add_backtest(resolve_forecast_path(forecast), ds)
         typer.echo(f"stored group 'backtest' in {path}", err=True)
@@ -970,11 +972,11 @@ def analyse(
     import time
 
     from forecast import backtest as bt
-    from forecast import pipeline
     from forecast import sensitivity as sens
-    from forecast.dataset import open_forecast
     from forecast.hardware import load_frontier_runs, load_hardware
     from forecast.inference import init_jax
+    from forecast.paths import data_dir as data_dir_of
+    from forecast.storage import open_forecast
     from forecast.trends import trend_priors_from_prior_set
 
     start = time.perf_counter()
@@ -993,7 +995,7 @@ def analyse(
 
     t0 = time.perf_counter()
     init_jax()
-    data = Path(pipeline.DEFAULT_DATA_DIR)
+    data = data_dir_of(None)
     results = bt.run_backtest(
         load_hardware(data / "hardware.csv"),
         load_frontier_runs(data / "frontier_runs.csv"),

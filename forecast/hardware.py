@@ -16,7 +16,7 @@ import difflib
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -24,11 +24,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from forecast import paths
 from forecast.errors import DataValidationError, UnknownAcceleratorError
 
 __all__ = [
-    "DEFAULT_FRONTIER_RUNS_PATH",
-    "DEFAULT_HARDWARE_PATH",
     "FRONTIER_RUNS_COLUMNS",
     "HARDWARE_COLUMNS",
     "OPTIONAL_HARDWARE_COLUMNS",
@@ -41,10 +40,6 @@ __all__ = [
     "validate_frontier_runs",
     "validate_hardware",
 ]
-
-_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
-DEFAULT_HARDWARE_PATH: Path = _DATA_DIR / "hardware.csv"
-DEFAULT_FRONTIER_RUNS_PATH: Path = _DATA_DIR / "frontier_runs.csv"
 
 #: Provenance of rows merged by `wallcast ingest` (source file, UTC time); empty for curated rows.
 PROVENANCE_COLUMNS: tuple[str, ...] = ("added_from", "added_at")
@@ -309,8 +304,8 @@ def _as_float(s: pd.Series) -> pd.Series:
     return pd.to_numeric(s.replace("", np.nan), errors="raise").astype("float64")
 
 
-def _resolve(path: str | Path | None, default: Path) -> Path:
-    return default if path is None else Path(path)
+def _resolve(path: str | Path | None, default: Callable[[], Path]) -> Path:
+    return default() if path is None else Path(path)
 
 
 # ----------------------------------------------------------------------------- hardware
@@ -364,13 +359,13 @@ def _release_year(raw: str) -> float:
 
 
 def load_hardware(path: str | Path | None = None) -> pd.DataFrame:
-    """Load and validate the accelerator table (default: the repo's ``data/hardware.csv``).
+    """Load and validate the accelerator table (default: :func:`forecast.paths.hardware_path`).
 
     Raises the first :class:`DataValidationError` found. Returns numeric columns as float64 (NaN
     where an optional cell is empty, incl. ``scaleup_domain_size``), ``flagship`` as bool, and an
     added ``release_year`` float column (mid-month decimal year).
     """
-    p = _resolve(path, DEFAULT_HARDWARE_PATH)
+    p = _resolve(path, paths.hardware_path)
     raw = _read_strings(p)
     errors = validate_hardware(raw, p.name, _record_lines(p))
     if errors:
@@ -519,14 +514,14 @@ def _decimal_year(d: date) -> float:
 
 
 def load_frontier_runs(path: str | Path | None = None) -> pd.DataFrame:
-    """Load and validate the frontier training-runs table (default: the repo's ``data/frontier_runs.csv``).
+    """Load and validate the frontier training-runs table (default: :func:`forecast.paths.frontier_runs_path`).
 
     Raises the first :class:`DataValidationError`. Numeric columns become float64; rows without a
     compute estimate are kept with NaN (they document censoring of the recent frontier).
     ``record`` is bool, ``confidence`` is a string ('' when absent), ``publication_date`` a
     datetime64 and ``year`` a float decimal year.
     """
-    p = _resolve(path, DEFAULT_FRONTIER_RUNS_PATH)
+    p = _resolve(path, paths.frontier_runs_path)
     raw = _read_strings(p)
     errors = validate_frontier_runs(raw, p.name, _record_lines(p))
     if errors:
@@ -544,14 +539,14 @@ def load_frontier_runs(path: str | Path | None = None) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- provenance
 
 
-def data_hash(*paths: str | Path) -> str:
+def data_hash(*files: str | Path) -> str:
     """SHA-256 hex digest of data files, for provenance.
 
     One path: the sha256 of its bytes (same as ``sha256sum``). Several: the sha256 of their
     per-file hex digests joined by newlines, in the order given. No path: the two shipped tables
     (hardware, frontier runs).
     """
-    files = [Path(p) for p in paths] or [DEFAULT_HARDWARE_PATH, DEFAULT_FRONTIER_RUNS_PATH]
+    files = [Path(p) for p in files] or [paths.hardware_path(), paths.frontier_runs_path()]
     digests = [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
     if len(digests) == 1:
         return digests[0]

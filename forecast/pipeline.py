@@ -1,7 +1,8 @@
 """The forecast job as plain functions: load -> fit -> propagate each scenario -> assemble.
 
 Each step is usable alone (the Prefect flow wraps each as a task); none of them writes outside
-what it returns, except :func:`forecast.dataset.publish`.
+what it returns (:mod:`forecast.storage` publishes).  Folders default to the resolvers of
+:mod:`forecast.paths` (``WALLCAST_DATA_DIR``, ``WALLCAST_PRIORS_DIR``), filled here and nowhere else.
 """
 
 from __future__ import annotations
@@ -14,18 +15,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from forecast import __version__
+from forecast import paths
 from forecast.constants import DEFAULT_WALL_YEAR_STEP
-from forecast.dataset import build_tree, forecast_id, now_utc
+from forecast.dataset import build_tree
 from forecast.errors import WallcastError
 from forecast.hardware import data_hash, load_frontier_runs, load_hardware
 from forecast.priors import PriorSet, load_overlay, load_priors
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_DIR = REPO_ROOT / "data"
-DEFAULT_PRIORS = REPO_ROOT / "priors" / "baseline.toml"
-DEFAULT_SCENARIO_DIR = REPO_ROOT / "priors" / "scenarios"
-DEFAULT_OUTPUTS_DIR = REPO_ROOT / "outputs"
+from forecast.storage import provenance_attrs
 
 
 @dataclass(frozen=True)
@@ -37,14 +33,16 @@ class Inputs:
     data_hash: str
     priors: PriorSet
     scenarios: dict[str, PriorSet]  # name -> full prior set (base with overlay), base first
+    data_dir: Path | None = None  # folder the tables were read from (recorded at publish time)
 
 
-def scenario_path(name: str, scenario_dir: Path = DEFAULT_SCENARIO_DIR) -> Path:
-    """File of a named scenario overlay."""
+def scenario_path(name: str, scenario_dir: str | Path | None = None) -> Path:
+    """File of a named scenario overlay (or the path of one)."""
     path = Path(name)
     if path.suffix == ".toml" and path.exists():
         return path
-    path = Path(scenario_dir) / f"{name}.toml"
+    scenario_dir = paths.scenarios_dir() if scenario_dir is None else Path(scenario_dir)
+    path = scenario_dir / f"{name}.toml"
     if not path.exists():
         known = sorted(p.stem for p in Path(scenario_dir).glob("*.toml"))
         raise WallcastError(
@@ -54,29 +52,30 @@ def scenario_path(name: str, scenario_dir: Path = DEFAULT_SCENARIO_DIR) -> Path:
 
 
 def load_inputs(
-    priors_path: str | Path = DEFAULT_PRIORS,
-    data_dir: str | Path = DEFAULT_DATA_DIR,
+    priors_path: str | Path | None = None,
+    data_dir: str | Path | None = None,
     scenarios: list[str] | None = None,
-    scenario_dir: str | Path = DEFAULT_SCENARIO_DIR,
+    scenario_dir: str | Path | None = None,
 ) -> Inputs:
-    """Load and validate data and priors; ``scenarios`` None means every file in ``scenario_dir``."""
-    data_dir = Path(data_dir)
-    hw_path, fr_path = data_dir / "hardware.csv", data_dir / "frontier_runs.csv"
+    """Load and validate data and priors; ``scenarios`` None means every file in ``scenario_dir``.
+
+    None for a folder or file means the :mod:`forecast.paths` default (environment overrides
+    included): ``<data>/``, ``<priors>/baseline.toml``, ``<priors>/scenarios/``.
+    """
+    data_dir = paths.data_dir(data_dir)
+    scenario_dir = paths.scenarios_dir() if scenario_dir is None else Path(scenario_dir)
+    hw_path, fr_path = paths.hardware_path(data_dir), paths.frontier_runs_path(data_dir)
     hardware = load_hardware(hw_path)
     frontier = load_frontier_runs(fr_path)
-    base = load_priors(priors_path)
-    names = (
-        sorted(p.stem for p in Path(scenario_dir).glob("*.toml"))
-        if scenarios is None
-        else scenarios
-    )
+    base = load_priors(paths.default_priors_path() if priors_path is None else priors_path)
+    names = sorted(p.stem for p in scenario_dir.glob("*.toml")) if scenarios is None else scenarios
     sets = {base.name: base}
     for name in names:
         if name == base.name:
             continue
-        overlay = load_overlay(scenario_path(name, Path(scenario_dir)))
+        overlay = load_overlay(scenario_path(name, scenario_dir))
         sets[overlay.name] = base.overlay(overlay)
-    return Inputs(hardware, frontier, data_hash(hw_path, fr_path), base, sets)
+    return Inputs(hardware, frontier, data_hash(hw_path, fr_path), base, sets, data_dir)
 
 
 def fit(
@@ -156,8 +155,14 @@ def assemble(
     seed: int,
     chains: int,
     draws: int,
+    years: list[float] | None = None,
+    code: str | None = None,
 ) -> tuple[xr.DataTree, str]:
-    """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id)."""
+    """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id).
+
+    ``years`` is the requested grid (None: the default) and ``code`` the code hash (None: this
+    process's :func:`forecast.storage.code_hash`); both enter the run fingerprint and the id.
+    """
     names = list(scenario_results)
     forecast = xr.concat(
         [scenario_results[n][0] for n in names], dim=pd.Index(names, name="scenario")
@@ -165,38 +170,7 @@ def assemble(
     sampled = xr.concat(
         [scenario_results[n][1] for n in names], dim=pd.Index(names, name="scenario")
     )
-    created = now_utc()
-    scenario_texts = {n: inputs.scenarios[n].text for n in names}
-    fingerprint = {
-        "data_hash": inputs.data_hash,
-        "priors": inputs.priors.text,
-        "scenarios": scenario_texts,
-        "seed": seed,
-        "chains": chains,
-        "draws": draws,
-        "code_version": __version__,
-    }
-    fid = forecast_id(created, fingerprint)
-    attrs = {
-        "id": fid,
-        "created": created.isoformat(),
-        "code_version": __version__,
-        "seed": int(seed),
-        "chains": int(chains),
-        "draws": int(draws),
-        "data_hash": inputs.data_hash,
-        "priors_name": inputs.priors.name,
-        "priors_path": str(inputs.priors.path),
-        "priors_text": inputs.priors.text,
-        "scenarios": ",".join(names),
-        **{f"scenario_text_{n}": t for n, t in scenario_texts.items()},
-        "hardware_rows": int(len(inputs.hardware)),
-        "frontier_rows": int(len(inputs.frontier_runs)),
-        "units": "FLOP: floating-point operations; year: calendar year (fractional); bandwidth: bytes/s per direction",
-        "wall_definitions": (
-            "data_movement: largest training compute whose best parallel plan keeps utilization >= 80% "
-            "of the small-scale maximum; latency: largest training compute feasible at any utilization "
-            "(Erdil & Schneider-Joseph 2024)"
-        ),
-    }
-    return build_tree(fit_tree, forecast, sampled, attrs), fid
+    attrs = provenance_attrs(
+        inputs, names, seed=seed, chains=chains, draws=draws, years=years, code=code
+    )
+    return build_tree(fit_tree, forecast, sampled, attrs), attrs["id"]

@@ -83,78 +83,25 @@ def wall_interval(
     return out
 
 
-_SKIP_ATTRS = {
-    "DIMENSION_LIST",
-    "_Netcdf4Coordinates",
-    "_Netcdf4Dimid",
-    "_FillValue",
-    "REFERENCE_LIST",
-    "CLASS",
-    "NAME",
-}
-
-
-def _attr(v):
-    return v.decode() if isinstance(v, bytes) else v
-
-
-def read_h5_variable(
-    path: str | Path, group: str, name: str
-) -> tuple[tuple[str, ...], np.ndarray, dict, dict, dict]:
-    """One variable of a group read with h5py: (dims, values, attrs, string coords, root attrs).
-
-    Opening a group with xarray parses every variable of it (~130 ms for a forecast) and
-    importing xarray costs ~0.4 s; a query needs one variable and two string coordinates,
-    which h5py reads in a few milliseconds.
-    """
-    import h5py
-
-    with h5py.File(path, "r") as h5:
-        node = h5[group]
-        dset = node[name]
-        dims = tuple(next(iter(dim.keys())).rsplit("/", 1)[-1] for dim in dset.dims)
-        attrs = {k: _attr(v) for k, v in dset.attrs.items() if k not in _SKIP_ATTRS}
-        coords = {
-            dim: [str(_attr(v)) for v in node[dim][...].ravel()]
-            for dim in dims
-            if dim in node and node[dim].dtype.kind in "OSU"
-        }
-        root_attrs = {k: _attr(v) for k, v in h5.attrs.items() if k not in _SKIP_ATTRS}
-        values = dset[...]
-    return dims, values, attrs, coords, root_attrs
-
-
-def load_forecast_group(
-    path: str | Path, variables: list[str] | None = None
-) -> tuple[xr.Dataset, dict]:
-    """The ``/forecast`` group (optionally only some variables) and the root attrs of a file."""
-    import xarray as xr
-
-    if variables:
-        data_vars, coords, attrs = {}, {}, {}
-        for name in variables:
-            dims, values, var_attrs, var_coords, attrs = read_h5_variable(path, "forecast", name)
-            data_vars[name] = xr.Variable(dims, values, var_attrs)
-            coords.update(var_coords)
-        return xr.Dataset(data_vars, coords=coords), attrs
-    with xr.open_dataset(path, group="forecast", engine="h5netcdf") as ds:
-        ds = ds.load()
-    with xr.open_dataset(path, engine="h5netcdf") as root:
-        attrs = dict(root.attrs)
-    return ds, attrs
-
-
 def query(
-    path: str | Path, wall: str, what: str = "year", scenario: str | None = None, prob: float = 0.8
+    path: str | Path | None,
+    wall: str,
+    what: str = "year",
+    scenario: str | None = None,
+    prob: float = 0.8,
 ) -> dict:
-    """Interval of the hit year or FLOP of one wall and scenario, read straight from a file.
+    """Interval of the hit year or FLOP of one wall and scenario, read straight from a file
+    (``path`` as :func:`forecast.storage.resolve_forecast_path` takes it; None: ``latest``).
 
     Same answer as :func:`wall_interval` on the opened dataset; reads only the one variable
     with h5py and never imports xarray or JAX (the ``wallcast query`` path).
     """
     if what not in WHAT_VARIABLE:
         raise QueryError(f"what must be one of {sorted(WHAT_VARIABLE)}, got {what!r}")
-    dims, values, attrs, coords, root = read_h5_variable(path, "forecast", WHAT_VARIABLE[what])
+    from forecast.storage import read_variable, resolve_forecast_path
+
+    path = resolve_forecast_path(path)
+    dims, values, attrs, coords, root = read_variable(path, "forecast", WHAT_VARIABLE[what])
     walls, scenarios = coords.get("wall", []), coords.get("scenario", [])
     if wall not in walls:
         raise QueryError(f"unknown wall {wall!r}; the forecast has {walls}")

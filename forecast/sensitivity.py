@@ -26,7 +26,7 @@ deterministic, so "the median target" is that single value).
 
 The result is an :class:`xarray.Dataset` with dims ``target`` and ``input``
 (:func:`sensitivity_dataset`), stored in a forecast file as group ``sensitivity`` by
-:func:`add_sensitivity` (via :func:`add_group`, shared with the backtest).
+:func:`add_sensitivity` (via :func:`forecast.storage.add_group`, shared with the backtest).
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ import numpy as np
 import xarray as xr
 
 from forecast.constants import DEFAULT_WALL_YEAR_STEP, REFERENCE_YEAR
-from forecast.dataset import add_group
+from forecast.paths import default_priors_path
 from forecast.priors.registry import TREND_SAMPLED_KEYS
+from forecast.storage import add_group
 
 __all__ = [
     "DEFAULT_SAMPLES",
     "DEFAULT_WALL_YEAR_STEP",
     "SensitivityResult",
     "TARGETS",
-    "add_group",
     "add_sensitivity",
     "data_anchors",
     "forecast_anchors",
@@ -450,23 +450,8 @@ def ranking_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
 # ============================================================================================
 
 
-def add_sensitivity(
-    forecast_path: str | Path,
-    result: SensitivityResult | xr.Dataset | None = None,
-    **kwargs: Any,
-) -> Path:
-    """Store sensitivity results as group ``sensitivity`` of a forecast file.
-
-    ``result`` None runs :func:`run_sensitivity` on the forecast's base priors (its
-    ``priors_text``) anchored on its posterior, with ``kwargs`` passed through.
-    """
-    if result is None:
-        from forecast.dataset import open_forecast
-
-        tree = open_forecast(forecast_path)
-        prior_set = _forecast_priors(tree)
-        anchors = forecast_anchors(tree)
-        result = run_sensitivity(prior_set, anchors, **kwargs)
+def add_sensitivity(forecast_path: str | Path, result: SensitivityResult | xr.Dataset) -> Path:
+    """Store sensitivity results as group ``sensitivity`` of a forecast file (atomic replace)."""
     ds = result if isinstance(result, xr.Dataset) else sensitivity_dataset(result)
     return add_group(forecast_path, "sensitivity", ds)
 
@@ -478,12 +463,6 @@ def _forecast_priors(tree: xr.DataTree) -> Any:
     text = tree.attrs.get("priors_text")
     path = tree.attrs.get("priors_path")
     if not text:
-        return load_priors(path) if path else load_priors(_default_priors())
+        return load_priors(path) if path else load_priors(default_priors_path())
     name = f"{tree.attrs.get('priors_name', 'baseline')}.toml"
     return loads(text, name, path=Path(path) if path else None)
-
-
-def _default_priors() -> Path:
-    from forecast.pipeline import DEFAULT_PRIORS
-
-    return DEFAULT_PRIORS

@@ -88,12 +88,12 @@ def origin_2022():
     from forecast.backtest import run_backtest
     from forecast.hardware import load_frontier_runs, load_hardware
     from forecast.inference import init_jax
-    from forecast.pipeline import DEFAULT_PRIORS
+    from forecast.paths import default_priors_path
     from forecast.priors import load_priors
     from forecast.trends import trend_priors_from_prior_set
 
     init_jax()
-    priors = trend_priors_from_prior_set(load_priors(DEFAULT_PRIORS))
+    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
     return run_backtest(
         load_hardware(), load_frontier_runs(), priors, [2022], chains=2, warmup=200, draws=200
     )

@@ -17,17 +17,15 @@ import pytest
 import xarray as xr
 from typer.testing import CliRunner
 
-from flows.locking import LockBusyError, exclusive_lock
 from flows.refresh import (
-    code_hash,
     fit_task,
     flow_with_task_runner,
     intervals_table,
     refresh_forecast,
     summary_markdown,
 )
-from forecast.dataset import latest_forecast_path
 from forecast.hardware import load_hardware
+from forecast.storage import LockBusyError, code_hash, exclusive_lock, latest_forecast_path
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -192,7 +190,8 @@ def test_fit_cache_key_follows_data_priors_settings_and_code_not_dataframes():
 
 
 def test_summary_and_intervals_from_task_free_functions(ws, first_run):
-    from forecast.query import load_forecast_group, summary_table
+    from forecast.query import summary_table
+    from forecast.storage import load_forecast_group
 
     path = latest_forecast_path(ws["outputs"])  # first_run's may be gone (retention test)
     ds, attrs = load_forecast_group(path, ["hit_year", "hit_flop"])

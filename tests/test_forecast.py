@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forecast.crossing import first_crossing
-from forecast.dataset import ForecastNotFoundError, latest_forecast_path, publish
 from forecast.query import QueryError, interval, wall_interval
+from forecast.storage import ForecastNotFoundError, latest_forecast_path, publish
 
 YEARS = np.arange(2024, 2046, dtype=float)
 SPARSE_YEARS = np.arange(2024, 2046, 3)  # 2024, 2027, ..., 2045: keeps the end-to-end tests fast
@@ -137,7 +137,7 @@ def test_latest_missing_gives_clear_error(tmp_path: Path):
 def small_forecast(tmp_path_factory):
     """A real (small) forecast: NUTS fit, convergence gate, propagation, NetCDF."""
     from forecast import pipeline
-    from forecast.dataset import publish as do_publish
+    from forecast.storage import publish as do_publish
 
     out = tmp_path_factory.mktemp("outputs")
     inputs = pipeline.load_inputs(scenarios=[])

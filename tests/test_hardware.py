@@ -12,8 +12,6 @@ import pytest
 
 from forecast.errors import DataValidationError, UnknownAcceleratorError
 from forecast.hardware import (
-    DEFAULT_FRONTIER_RUNS_PATH,
-    DEFAULT_HARDWARE_PATH,
     HARDWARE_COLUMNS,
     Accelerator,
     data_hash,
@@ -22,6 +20,10 @@ from forecast.hardware import (
     load_hardware,
     validate_hardware,
 )
+from forecast.paths import frontier_runs_path, hardware_path
+
+DEFAULT_HARDWARE_PATH = hardware_path()
+DEFAULT_FRONTIER_RUNS_PATH = frontier_runs_path()
 
 H100 = "NVIDIA H100 SXM5"
 

@@ -13,16 +13,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from flows import landing
-from flows.landing import (
-    PROCESSED_DIR,
-    REJECTED_DIR,
-    ingest_file,
-    ingest_task,
-    pending_files,
-)
+from forecast import ingest as landing
 from forecast.cli import app
 from forecast.hardware import HARDWARE_COLUMNS, load_hardware
+from forecast.ingest import PROCESSED_DIR, REJECTED_DIR, ingest_file, pending_files
 
 REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 HEADER = ",".join(HARDWARE_COLUMNS)
@@ -195,6 +189,8 @@ def test_pending_files_skips_hidden_readme_and_unsettled(data_dir: Path):
 
 
 def test_ingest_task_fn_runs_without_prefect(data_dir: Path):
+    from flows.serve import ingest_task
+
     src = _drop(data_dir, "x1.csv", f"{HEADER}\n{NEW_ROW}\n")
     assert ingest_task.fn(str(src), str(data_dir)).added == ("Test Accel X1",)
     assert ingest_task.retries == 2

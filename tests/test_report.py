@@ -16,7 +16,7 @@ import pytest
 import xarray as xr
 
 from forecast.crossing import first_crossing
-from forecast.dataset import publish
+from forecast.storage import publish
 
 REPO = Path(__file__).resolve().parents[1]
 YEARS = np.arange(2024, 2046)
@@ -281,7 +281,7 @@ def test_what_changed_lists_moved_medians_and_data_rows(published, report_files)
 
 
 def test_previous_forecast_is_found_by_id_order(published):
-    from forecast.report.numbers import previous_forecast_path
+    from forecast.storage import previous_forecast_path
 
     out, first, second = published
     assert previous_forecast_path(second) == first.resolve()

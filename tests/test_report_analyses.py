@@ -19,13 +19,13 @@ import xarray as xr
 from test_report import FIRST_ID, md_table, synthetic_tree
 
 from forecast.backtest import CURVE_PROBS, PROBS, OriginResult, add_backtest, backtest_dataset
-from forecast.dataset import publish
 from forecast.sensitivity import (
     TARGETS,
     SensitivityResult,
     add_sensitivity,
     sensitivity_dataset,
 )
+from forecast.storage import publish
 from forecast.trends import METRICS
 
 INPUTS = [

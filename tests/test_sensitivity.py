@@ -11,13 +11,13 @@ from typer.testing import CliRunner
 
 from forecast.sensitivity import (
     TARGETS,
-    add_group,
     forecast_anchors,
     ranking_rows,
     saltelli_design,
     sensitivity_dataset,
     sobol_indices,
 )
+from forecast.storage import add_group
 
 # ----------------------------------------------------------------------------- array layer
 
@@ -82,11 +82,11 @@ def test_sobol_indices_rejects_bad_shapes():
 @pytest.fixture(scope="module")
 def model_result():
     from forecast.hardware import load_hardware
-    from forecast.pipeline import DEFAULT_PRIORS
+    from forecast.paths import default_priors_path
     from forecast.priors import load_priors
     from forecast.sensitivity import data_anchors, run_sensitivity
 
-    prior_set = load_priors(DEFAULT_PRIORS)
+    prior_set = load_priors(default_priors_path())
     anchors = data_anchors(load_hardware(), prior_set)
     return run_sensitivity(prior_set, anchors, n=64, seed=0, n_bootstrap=100)
 

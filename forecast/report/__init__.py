@@ -21,7 +21,8 @@ __all__ = ["generate_reports", "write_deck_file", "write_report_files"]
 
 def _load(forecast_path: str | Path, previous: str | Path | None | bool):
     from forecast.report.changes import what_changed
-    from forecast.report.numbers import load_forecast, previous_forecast_path
+    from forecast.report.numbers import load_forecast
+    from forecast.storage import previous_forecast_path
 
     fc = load_forecast(forecast_path)
     if previous is True or previous is None:

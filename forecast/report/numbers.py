@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from forecast.dataset import FORECAST_FILE, open_forecast, resolve_forecast_path
+from forecast import storage
 from forecast.formatting import fmt_flop, fmt_pct, fmt_year, sci
 from forecast.query import quantiles_with_inf, summary_table
 
@@ -61,36 +61,15 @@ class Forecast:
         return self.tree[name].to_dataset() if name in self.tree.children else None
 
 
-def load_forecast(path: str | Path) -> Forecast:
-    """Open a forecast file (or folder) and read it fully into memory."""
-    path = resolve_forecast_path(path)
-    tree = open_forecast(path)
-    try:
-        tree = tree.load()
-    finally:
-        tree.close()
-    return from_tree(tree, path)
+def load_forecast(path: str | Path | None = None) -> Forecast:
+    """A forecast file (or folder; None: ``latest``) read fully into memory."""
+    path = storage.resolve_forecast_path(path)
+    return from_tree(storage.load_forecast(path), path)
 
 
-def from_tree(tree: xr.DataTree, path: str | Path = FORECAST_FILE) -> Forecast:
+def from_tree(tree: xr.DataTree, path: str | Path = storage.FORECAST_FILE) -> Forecast:
     """A :class:`Forecast` from an in-memory tree (tests and the flow, before publishing)."""
     return Forecast(Path(path), tree, tree["forecast"].to_dataset(), dict(tree.attrs))
-
-
-def previous_forecast_path(path: str | Path) -> Path | None:
-    """The published forecast before ``path`` (by id order in its ``forecasts/`` folder)."""
-    path = resolve_forecast_path(path).resolve()
-    here = path.parent
-    folder = here.parent
-    if not folder.is_dir():
-        return None
-    ids = sorted(
-        p.name
-        for p in folder.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and (p / FORECAST_FILE).exists()
-    )
-    earlier = [i for i in ids if i < here.name]
-    return folder / earlier[-1] / FORECAST_FILE if earlier else None
 
 
 # ----------------------------------------------------------------------------- labels

@@ -17,7 +17,8 @@ Provenance: ``added_from`` (the source file name) and ``added_at`` (UTC, ISO 860
 columns of ``hardware.csv`` (``forecast.hardware.OPTIONAL_HARDWARE_COLUMNS``), added on the first
 merge and empty for curated rows; the row's ``source_url`` keeps its source.
 
-The functions here are plain Python; :data:`ingest_task` wraps :func:`ingest_file` for flows.
+Plain Python, no Prefect: ``wallcast ingest`` calls :func:`ingest_file` directly, and the
+``watch-landing`` flow (:mod:`flows.serve`) wraps it in a retried task.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from typing import Literal
 
 import pandas as pd
 
-from flows.locking import exclusive_lock
+from forecast import paths
 from forecast.errors import DataValidationError
 from forecast.hardware import HARDWARE_COLUMNS, PROVENANCE_COLUMNS, validate_hardware
+from forecast.storage import exclusive_lock
 
 __all__ = [
     "INCOMING_DIR",
@@ -55,7 +57,7 @@ __all__ = [
 INCOMING_DIR = "incoming"
 REJECTED_DIR = "rejected"
 PROCESSED_DIR = "processed"
-HARDWARE_FILE = "hardware.csv"
+HARDWARE_FILE = paths.HARDWARE_FILE
 INGEST_LOCK = ".ingest.lock"
 
 #: Columns that may differ between a duplicate and the existing row without a conflict.
@@ -268,16 +270,19 @@ def _merge(
 # ----------------------------------------------------------------------------- ingest
 
 
-def ingest_file(path: str | Path, data_dir: str | Path, *, lock_wait: float = 60.0) -> IngestResult:
+def ingest_file(
+    path: str | Path, data_dir: str | Path | None = None, *, lock_wait: float = 60.0
+) -> IngestResult:
     """Validate ``path`` and merge it into ``<data_dir>/hardware.csv`` (all or nothing).
 
+    ``data_dir`` None: :func:`forecast.paths.data_dir` (``WALLCAST_DATA_DIR`` or ``data/``).
     The file always leaves where it was: to ``data/rejected/`` (with ``<name>.reason``) or to
     ``data/processed/``.  Concurrent ingests into one data folder are serialised by
     ``data/.ingest.lock``.
     """
     src = Path(path)
-    data_dir = Path(data_dir)
-    hw_path = data_dir / HARDWARE_FILE
+    data_dir = paths.data_dir(data_dir)
+    hw_path = paths.hardware_path(data_dir)
     if not src.is_file():
         raise FileNotFoundError(f"{src}: no such file")
     with exclusive_lock(data_dir / INGEST_LOCK, "ingest", wait=lock_wait):
@@ -329,20 +334,3 @@ def pending_files(incoming: str | Path, settle_seconds: float = 2.0) -> list[Pat
             continue
         out.append(p)
     return sorted(out, key=lambda p: (p.stat().st_mtime, p.name))
-
-
-def _make_task():
-    from prefect import task
-    from prefect.cache_policies import NO_CACHE
-
-    return task(
-        name="ingest-file",
-        cache_policy=NO_CACHE,
-        retries=2,
-        retry_delay_seconds=2,
-        task_run_name="ingest-{path}",
-    )(ingest_file)
-
-
-ingest_task = _make_task()
-"""Prefect task around :func:`ingest_file` (I/O: retried twice)."""
