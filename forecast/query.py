@@ -132,27 +132,3 @@ def summary_table(forecast: xr.Dataset, prob: float = 0.8) -> list[dict]:
             f = wall_interval(forecast, str(wall), "flop", str(scenario), prob)
             rows.append({"scenario": str(scenario), "wall": str(wall), "year": y, "flop": f})
     return rows
-
-
-def format_summary(rows: list[dict]) -> str:
-    """Plain-text table of :func:`summary_table` rows."""
-
-    def year(v: float) -> str:
-        return "not by end" if np.isinf(v) else f"{v:.1f}"
-
-    def flop(v: float) -> str:
-        return "-" if np.isinf(v) else f"{v:.1e}"
-
-    prob = rows[0]["year"]["prob"] if rows else 0.8
-    pct = f"{prob:.0%}"
-    header = f"{'scenario':<22} {'wall':<14} {'hit year (median, ' + pct + ')':<30} {'hit FLOP (median, ' + pct + ')':<32} not hit"
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        y, f = r["year"], r["flop"]
-        lines.append(
-            f"{r['scenario']:<22} {r['wall']:<14} "
-            f"{year(y['median']) + ' (' + year(y['lower']) + ' - ' + year(y['upper']) + ')':<30} "
-            f"{flop(f['median']) + ' (' + flop(f['lower']) + ' - ' + flop(f['upper']) + ')':<32} "
-            f"{y['not_hit_fraction']:.0%}"
-        )
-    return "\n".join(lines)

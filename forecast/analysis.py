@@ -1,0 +1,255 @@
+"""Analyses of a published forecast: sensitivity (Sobol), backtest, and both together (``analyse``).
+
+The computations live in :mod:`forecast.sensitivity` and :mod:`forecast.backtest`; this module
+decides what they run on (the forecast's priors, posterior anchors and data folder, or the
+defaults of :mod:`forecast.paths`), stores their results as groups of the forecast file
+(:func:`forecast.storage.add_group`) and regenerates its reports.  The CLI only calls it.
+
+A forecast records the data folder it was made from (root attr ``data_dir``); the backtest
+refits against that folder, and falls back to :func:`forecast.paths.data_dir` for forecasts
+published before the attribute existed, or when the folder is gone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forecast import paths, storage
+
+Progress = Callable[[str], None]
+
+DEFAULT_SAMPLES = 1024
+DEFAULT_BACKTEST_DRAWS = 500
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+def forecast_data_dir(attrs: dict[str, Any]) -> Path:
+    """The data folder a forecast was made from (its ``data_dir`` attr), else the resolver's."""
+    recorded = str(attrs.get("data_dir") or "")
+    if recorded and paths.hardware_path(recorded).exists():
+        return Path(recorded)
+    return paths.data_dir()
+
+
+def _forecast_inputs(path: Path) -> tuple[Any, dict[str, float], dict[str, Any]]:
+    """(base PriorSet, posterior anchors, root attrs) of a published forecast."""
+    from forecast import sensitivity as sens
+
+    with storage.open_forecast(path) as tree:
+        return sens._forecast_priors(tree), sens.forecast_anchors(tree), dict(tree.attrs)
+
+
+# ----------------------------------------------------------------------------- sensitivity
+
+
+@dataclass
+class SensitivityRun:
+    result: Any  # forecast.sensitivity.SensitivityResult
+    dataset: Any  # xarray.Dataset (group 'sensitivity')
+    prior_set: Any
+    stored_in: Path | None
+    seconds: float
+
+
+def sensitivity(
+    forecast: str | Path | None = None,
+    *,
+    priors: str | Path | None = None,
+    scenario: str | None = None,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    wall_year_step: int | None = None,
+    store: bool = True,
+    progress: Progress = _quiet,
+) -> SensitivityRun:
+    """Sobol indices of the hit years and FLOP.
+
+    With a ``forecast``: anchor the 2024 hardware levels on its posterior, use its priors (unless
+    ``priors`` is given) and, with ``store``, write the group ``sensitivity`` into it.  Without:
+    anchor on the data and use ``priors`` (default: the baseline file).  ``scenario``: an overlay
+    name or path on top.
+    """
+    from forecast import pipeline
+    from forecast import sensitivity as sens
+    from forecast.priors import load_overlay, load_priors
+
+    start = time.perf_counter()
+    path = None
+    if forecast is not None:
+        path = storage.resolve_forecast_path(forecast)
+        prior_set, anchors, _ = _forecast_inputs(path)
+        if priors is not None:
+            prior_set = load_priors(priors)
+    else:
+        from forecast.hardware import load_hardware
+
+        prior_set = load_priors(paths.default_priors_path() if priors is None else priors)
+        anchors = sens.data_anchors(load_hardware(), prior_set)
+    if scenario:
+        prior_set = prior_set.overlay(load_overlay(pipeline.scenario_path(scenario)))
+    kwargs = {} if wall_year_step is None else {"wall_year_step": wall_year_step}
+    result = sens.run_sensitivity(
+        prior_set, anchors, n=samples, seed=seed, progress=progress, **kwargs
+    )
+    ds = sens.sensitivity_dataset(result)
+    stored = None
+    if path is not None and store:
+        stored = sens.add_sensitivity(path, ds)
+    return SensitivityRun(result, ds, prior_set, stored, time.perf_counter() - start)
+
+
+# ----------------------------------------------------------------------------- backtest
+
+
+@dataclass
+class BacktestRun:
+    dataset: Any  # xarray.Dataset (group 'backtest')
+    data_dir: Path
+    stored_in: Path | None
+    seconds: float
+
+
+def backtest(
+    *,
+    forecast: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    priors: str | Path | None = None,
+    prior_set: Any = None,
+    origins: Sequence[int] | None = None,
+    chains: int = 2,
+    draws: int = DEFAULT_BACKTEST_DRAWS,
+    warmup: int | None = None,
+    seed: int = 0,
+    progress: Progress = _quiet,
+) -> BacktestRun:
+    """Rolling-origin backtest of the hardware trends; stored in ``forecast`` when given.
+
+    Data: ``data_dir``, else the folder the forecast was made from, else the resolver's.
+    Priors: ``prior_set``, else ``priors``, else the baseline file.
+    """
+    from forecast import backtest as bt
+    from forecast.hardware import load_frontier_runs, load_hardware
+    from forecast.inference import init_jax
+    from forecast.priors import load_priors
+    from forecast.trends import trend_priors_from_prior_set
+
+    start = time.perf_counter()
+    path = None if forecast is None else storage.resolve_forecast_path(forecast)
+    if data_dir is not None:
+        data = paths.data_dir(data_dir)
+    elif path is not None:
+        data = forecast_data_dir(storage.read_attrs(path))
+    else:
+        data = paths.data_dir()
+    if prior_set is None:
+        prior_set = load_priors(paths.default_priors_path() if priors is None else priors)
+    init_jax()
+    results = bt.run_backtest(
+        load_hardware(paths.hardware_path(data)),
+        load_frontier_runs(paths.frontier_runs_path(data)),
+        trend_priors_from_prior_set(prior_set),
+        bt.DEFAULT_ORIGINS if origins is None else list(origins),
+        chains=chains,
+        warmup=draws if warmup is None else warmup,
+        draws=draws,
+        seed=seed,
+        progress=progress,
+    )
+    ds = bt.backtest_dataset(results)
+    stored = None if path is None else bt.add_backtest(path, ds)
+    return BacktestRun(ds, data, stored, time.perf_counter() - start)
+
+
+# ----------------------------------------------------------------------------- analyse
+
+
+@dataclass
+class Analysis:
+    """What :func:`analyse` did to a forecast."""
+
+    path: Path
+    samples: int
+    backtest_draws: int
+    sensitivity: SensitivityRun
+    backtest: BacktestRun
+    reports: dict[str, Path] = field(default_factory=dict)
+    reports_seconds: float = 0.0
+
+    @property
+    def data_dir(self) -> Path:
+        return self.backtest.data_dir
+
+    @property
+    def sensitivity_seconds(self) -> float:
+        return self.sensitivity.seconds
+
+    @property
+    def backtest_seconds(self) -> float:
+        return self.backtest.seconds
+
+    @property
+    def sensitivity_evaluations(self) -> int:
+        return int(self.sensitivity.result.settings["evaluations"])
+
+    def top_drivers(self) -> list[dict]:
+        """The input with the largest total index, per target."""
+        from forecast.sensitivity import ranking_rows
+
+        ranked = ranking_rows(self.sensitivity.dataset)
+        return [
+            next(r for r in ranked if r["target"] == t) for t in self.sensitivity.result.targets
+        ]
+
+    def coverage(self) -> list[dict]:
+        """Backtest coverage rows over all metrics, one per origin."""
+        from forecast.backtest import coverage_rows
+
+        return [r for r in coverage_rows(self.backtest.dataset) if r["metric"] == "all"]
+
+
+def analyse(
+    forecast: str | Path | None = None,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    backtest_draws: int = DEFAULT_BACKTEST_DRAWS,
+    reports: bool = True,
+    progress: Progress = _quiet,
+) -> Analysis:
+    """Sensitivity and backtest of a published forecast (default: ``latest``), both stored as
+    groups of its file; then its report and deck are regenerated (``reports``)."""
+    path = storage.resolve_forecast_path(forecast)
+    progress(f"analysing {path}")
+    progress(f"sensitivity: Sobol indices, N = {samples} base samples")
+    sens_run = sensitivity(
+        path, samples=samples, store=False, progress=lambda m: progress(f"sensitivity: {m}")
+    )
+    progress(f"backtest: refitting the hardware trends ({backtest_draws} draws per chain)")
+    bt_run = backtest(
+        data_dir=forecast_data_dir(storage.read_attrs(path)),
+        prior_set=sens_run.prior_set,  # the forecast's own priors
+        draws=backtest_draws,
+        warmup=backtest_draws,
+        progress=lambda m: progress(f"backtest: {m}"),
+    )
+    from forecast.backtest import add_backtest
+    from forecast.sensitivity import add_sensitivity
+
+    add_sensitivity(path, sens_run.dataset)
+    add_backtest(path, bt_run.dataset)
+    progress(f"stored groups 'sensitivity' and 'backtest' in {path}")
+    out = Analysis(path, samples, backtest_draws, sens_run, bt_run)
+    if reports:
+        from forecast import report as report_module
+
+        progress("writing report.html, report.md and deck.pptx (plan search per accelerator)")
+        t0 = time.perf_counter()
+        out.reports = {k: Path(v) for k, v in report_module.generate_reports(path).items()}
+        out.reports_seconds = time.perf_counter() - t0
+    return out

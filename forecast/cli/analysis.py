@@ -1,0 +1,183 @@
+"""``wallcast sensitivity``, ``wallcast backtest`` and ``wallcast analyse``: analyses of a forecast.
+
+The orchestration (what each analysis runs on, where it is stored) is
+:mod:`forecast.analysis`; these commands parse options, call it and print its tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forecast.cli.app import app, echo_json, json_clean, progress, reports_errors
+from forecast.cli.options import (
+    DataDirOpt,
+    ForecastOpt,
+    JsonOpt,
+    OutputsDirOpt,
+    PriorsOpt,
+    SeedOpt,
+    WallYearStepOpt,
+)
+
+
+@app.command()
+@reports_errors
+def sensitivity(
+    forecast: Annotated[
+        Path | None,
+        typer.Option(
+            "--forecast",
+            help="Forecast file or folder: anchor the 2024 hardware levels on its posterior, use "
+            "its priors, and store the result as its 'sensitivity' group. Default: anchor on the "
+            "data and store nothing.",
+        ),
+    ] = None,
+    samples: Annotated[
+        int, typer.Option(min=8, help="Sobol base samples N (N x (k+2) model evaluations).")
+    ] = 1024,
+    priors: PriorsOpt = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(help="Scenario overlay: a name in <priors>/scenarios/ or a .toml path."),
+    ] = None,
+    seed: SeedOpt = 0,
+    wall_year_step: WallYearStepOpt = 2,
+    top: Annotated[int, typer.Option(min=1, help="Inputs shown per target in the table.")] = 8,
+    json_out: JsonOpt = False,
+) -> None:
+    """Rank the uncertain inputs by their Sobol indices for each wall's hit year and hit FLOP.
+
+    First-order index: share of the target's variance explained by the input alone; total
+    index: including its interactions. Tornado: the target with the input at its 10th and 90th
+    percentile, every other input at its median.
+    """
+    from forecast import analysis
+    from forecast.sensitivity import ranking_rows
+
+    run = analysis.sensitivity(
+        forecast,
+        priors=priors,
+        scenario=scenario,
+        samples=samples,
+        seed=seed,
+        wall_year_step=wall_year_step,
+        progress=progress,
+    )
+    if run.stored_in is not None:
+        progress(f"stored group 'sensitivity' in {run.stored_in}")
+    rows = ranking_rows(run.dataset)
+    if json_out:
+        echo_json(json_clean(rows))
+        return
+    from forecast.cli.tables import sensitivity_table
+
+    header = (
+        f"Sobol indices, priors {run.prior_set.name}: N = {samples} base samples, "
+        f"{run.result.settings['evaluations']} evaluations, 95% bootstrap intervals, "
+        f"{run.seconds:.0f} s"
+    )
+    typer.echo(sensitivity_table(run.result, rows, top, header))
+
+
+@app.command()
+@reports_errors
+def backtest(
+    draws: Annotated[int, typer.Option(min=50, help="Posterior draws per chain.")] = 500,
+    chains: Annotated[int, typer.Option(min=1, help="MCMC chains.")] = 2,
+    warmup: Annotated[
+        int | None, typer.Option(min=50, help="Warm-up steps per chain; default: draws.")
+    ] = None,
+    origin: Annotated[
+        list[int] | None,
+        typer.Option(help="Origin year (repeatable); default 2018, 2020, 2022."),
+    ] = None,
+    seed: SeedOpt = 0,
+    priors: PriorsOpt = None,
+    data_dir: DataDirOpt = None,
+    forecast: Annotated[
+        Path | None,
+        typer.Option(
+            "--forecast",
+            help="Forecast file or folder to store the results in (group 'backtest'); without "
+            "--data-dir, refit against the data it was made from.",
+        ),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Rolling-origin backtest: fit the hardware trends on flagships released before each origin
+    and score the predictive intervals of those released after (coverage, log score)."""
+    from forecast import analysis
+    from forecast.backtest import coverage_rows
+
+    run = analysis.backtest(
+        forecast=forecast,
+        data_dir=data_dir,
+        priors=priors,
+        origins=origin,
+        chains=chains,
+        draws=draws,
+        warmup=warmup,
+        seed=seed,
+        progress=progress,
+    )
+    if run.stored_in is not None:
+        progress(f"stored group 'backtest' in {run.stored_in}")
+    rows = coverage_rows(run.dataset)
+    if json_out:
+        echo_json(json_clean(rows))
+        return
+    from forecast.cli.tables import backtest_table
+
+    header = (
+        f"Backtest of the hardware trends ({chains} chains x {draws} draws per origin; "
+        f"{run.seconds:.0f} s; data {run.data_dir}): coverage of central predictive intervals"
+    )
+    typer.echo(backtest_table(rows, header))
+
+
+@app.command()
+@reports_errors
+def analyse(
+    forecast: ForecastOpt = None,
+    outputs_dir: OutputsDirOpt = None,
+    samples: Annotated[
+        int, typer.Option(min=8, help="Sobol base samples N of the sensitivity analysis.")
+    ] = 1024,
+    backtest_draws: Annotated[
+        int,
+        typer.Option(
+            "--backtest-draws", min=50, help="Backtest: posterior draws (and warm-up) per chain."
+        ),
+    ] = 500,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Regenerate report.html/.md and deck.pptx.")
+    ] = True,
+) -> None:
+    """Sensitivity (Sobol) and backtest of a published forecast: store both as groups of the
+    forecast file ('sensitivity', 'backtest'), then regenerate its report and deck.
+
+    The backtest refits against the data folder the forecast was made from."""
+    import time
+
+    from forecast import analysis
+    from forecast.cli.query import forecast_path
+    from forecast.cli.tables import analysis_summary
+
+    start = time.perf_counter()
+    done = analysis.analyse(
+        forecast_path(forecast, outputs_dir),
+        samples=samples,
+        backtest_draws=backtest_draws,
+        reports=report,
+        progress=progress,
+    )
+    typer.echo(analysis_summary(done))
+    typer.echo(f"stored groups 'sensitivity' and 'backtest' in {done.path}")
+    if done.reports:
+        typer.echo(f"reports regenerated ({done.reports_seconds:.0f} s):")
+        for p in done.reports.values():
+            typer.echo(f"  wrote {p}")
+    typer.echo(f"done in {time.perf_counter() - start:.0f} s")

@@ -1,0 +1,89 @@
+"""The ``wallcast`` Typer application and what every command shares: error reporting, JSON.
+
+Errors derived from :class:`forecast.errors.WallcastError` are reported as one line
+``error: ...`` on stderr with exit status 2, without a traceback.  Usage errors (bad options)
+also exit with 2, as click does.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+EXIT_USER_ERROR = 2
+
+app = typer.Typer(
+    name="wallcast",
+    help=(
+        "Forecast the data-movement and latency walls of frontier AI training "
+        "(after Erdil & Schneider-Joseph 2024). Units: FLOP = total training compute, "
+        "utilization = fraction of peak dense FLOP/s."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def report_error(exc: BaseException) -> None:
+    """``error: <message>`` on one line of stderr, whatever the exception holds."""
+    typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+
+
+def reports_errors[F: Callable[..., Any]](fn: F) -> F:
+    """Turn a WallcastError raised by a command into ``error: ...`` on stderr and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from forecast.errors import WallcastError
+
+        try:
+            return fn(*args, **kwargs)
+        except WallcastError as exc:
+            report_error(exc)
+            raise typer.Exit(EXIT_USER_ERROR) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def progress(message: str) -> None:
+    """One progress line on stderr (stdout stays the command's answer)."""
+    typer.echo(message, err=True)
+
+
+def check_positive(value: float, option: str) -> None:
+    if not (value > 0 and math.isfinite(value)):
+        raise typer.BadParameter(f"must be a positive number, got {value}", param_hint=option)
+
+
+def json_clean(x: Any) -> Any:
+    """NaN/inf -> None, recursively (strict JSON)."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: json_clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [json_clean(v) for v in x]
+    return x
+
+
+def echo_json(obj: Any) -> None:
+    """Print ``obj`` as indented JSON (NumPy scalars as floats)."""
+    typer.echo(json.dumps(obj, indent=2, default=float))
+
+
+def main() -> None:
+    """Entry point of the ``wallcast`` console script and ``python -m forecast``."""
+    from forecast.errors import WallcastError
+
+    try:
+        app(prog_name="wallcast")
+    except WallcastError as exc:  # raised outside a command body (e.g. in a callback)
+        report_error(exc)
+        sys.exit(EXIT_USER_ERROR)

@@ -1,0 +1,98 @@
+"""``wallcast query``, ``wallcast report`` and ``wallcast deck``: read a published forecast.
+
+``query`` imports neither JAX nor xarray (h5py reads the one variable it needs).  Every command
+finds its forecast the same way: ``--forecast`` (a file, a forecast folder or an outputs folder),
+else ``latest`` of ``--outputs-dir``, else of WALLCAST_OUTPUTS_DIR, else of ``outputs/``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forecast.cli.app import app, reports_errors
+from forecast.cli.options import ForecastOpt, JsonOpt, OutDirOpt, OutputsDirOpt, Wall, What
+
+
+def forecast_path(forecast: Path | None, outputs_dir: Path | None = None) -> Path:
+    """The forecast file a reading command works on (see the module docstring)."""
+    from forecast.storage import resolve_forecast_path
+
+    return resolve_forecast_path(forecast if forecast is not None else outputs_dir)
+
+
+@app.command()
+@reports_errors
+def query(
+    wall: Annotated[Wall, typer.Option(help="Which wall.")],
+    what: Annotated[
+        What, typer.Option(help="year: when it is hit; flop: at what training compute.")
+    ] = What.year,
+    forecast: ForecastOpt = None,
+    outputs_dir: OutputsDirOpt = None,
+    scenario: Annotated[
+        str | None, typer.Option(help="Scenario; default: the first (baseline).")
+    ] = None,
+    prob: Annotated[
+        float, typer.Option(min=0.01, max=0.99, help="Probability of the interval.")
+    ] = 0.8,
+    json_out: JsonOpt = False,
+) -> None:
+    """Median and credible interval of when / at what FLOP a wall is hit (no JAX import)."""
+    from forecast.query import query as run_query
+
+    out = run_query(forecast_path(forecast, outputs_dir), wall.value, what.value, scenario, prob)
+    if json_out:
+        clean = {
+            k: (v if not isinstance(v, float) or math.isfinite(v) else ("inf" if v > 0 else "-inf"))
+            for k, v in out.items()
+        }
+        typer.echo(json.dumps(clean, indent=2))
+        return
+    from forecast.cli.tables import query_line
+
+    typer.echo(query_line(out))
+
+
+@app.command()
+@reports_errors
+def report(
+    forecast: ForecastOpt = None,
+    outputs_dir: OutputsDirOpt = None,
+    out: OutDirOpt = None,
+    accelerator: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accelerator",
+            "-a",
+            help="Only these accelerators in the per-accelerator table (default: all). Repeatable.",
+        ),
+    ] = None,
+) -> None:
+    """Write report.html (self-contained) and report.md: headline, charts, per-accelerator
+    walls (runs the plan search, about a minute), trend fits, changes, provenance."""
+    from forecast.report import write_report_files
+
+    written = write_report_files(
+        forecast_path(forecast, outputs_dir),
+        out,
+        accelerators=accelerator or True,
+        curve_accelerators=accelerator or None,
+    )
+    typer.echo(f"wrote {written['report_html']}")
+    typer.echo(f"wrote {written['report_md']}")
+
+
+@app.command()
+@reports_errors
+def deck(
+    forecast: ForecastOpt = None, outputs_dir: OutputsDirOpt = None, out: OutDirOpt = None
+) -> None:
+    """Write deck.pptx: the answer, fan chart, scenarios, uncertainty drivers, assumptions."""
+    from forecast.report import write_deck_file
+
+    typer.echo(f"wrote {write_deck_file(forecast_path(forecast, outputs_dir), out)}")

@@ -1,0 +1,193 @@
+"""``wallcast run``, ``wallcast ingest`` and ``wallcast serve``: the commands that refresh the forecast.
+
+They share one set of refresh options (:class:`forecast.cli.options.RefreshOptions`) and run the
+Prefect flows of :mod:`flows`, imported inside the commands: the library (``forecast``) never
+imports ``flows``; the CLI is where the two meet.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from forecast.cli.app import EXIT_USER_ERROR, app, echo_json, progress, reports_errors
+from forecast.cli.options import JsonOpt, RefreshOptions, TaskRunnerKind, with_refresh_options
+
+#: Settings for Prefect, set before it is imported unless the environment sets them.
+PREFECT_DEFAULTS = {
+    # The embedded server needs ~20 s to start on 2 cores; Prefect's default timeout is 20 s.
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    # Anonymous usage telemetry: its heartbeat writes to the embedded server's SQLite database
+    # and, while the flow writes too, ends in a "database is locked" traceback mid-run.
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+}
+
+
+def prefect_defaults() -> None:
+    """Apply :data:`PREFECT_DEFAULTS` where the environment does not set them."""
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+
+
+def _run_refresh(
+    refresh: RefreshOptions,
+    *,
+    task_runner: TaskRunnerKind = TaskRunnerKind.thread,
+    dask_address: str | None = None,
+    republish: bool = False,
+) -> dict[str, Any]:
+    """Run the ``refresh-forecast`` Prefect flow in this process and return its summary."""
+    prefect_defaults()
+    from flows.refresh import flow_with_task_runner
+
+    flow = flow_with_task_runner(task_runner.value, dask_address)
+    return flow(**refresh.flow_parameters(), republish=republish)
+
+
+def _print_refresh(result: dict[str, Any], json_out: bool) -> None:
+    from forecast.cli.tables import summary_table as format_summary
+    from forecast.query import summary_table
+    from forecast.storage import load_forecast_group
+
+    states = result["task_states"]
+    cached = result["cached"]
+    ran = [k for k, v in states.items() if v != "Cached"]
+    progress(f"cached tasks: {', '.join(cached) or 'none'}; ran: {', '.join(ran) or 'none'}")
+    ds, _ = load_forecast_group(result["path"], ["hit_year", "hit_flop"])
+    rows = summary_table(ds)
+    if json_out:
+        echo_json(
+            {
+                "forecast_id": result["forecast_id"],
+                "path": result["path"],
+                "status": result["status"],
+                "cached": cached,
+                "task_states": states,
+                "removed": result["removed"],
+                "summary": rows,
+            }
+        )
+        return
+    typer.echo(format_summary(rows))
+    if result["status"] == "unchanged":
+        typer.echo(f"\ninputs unchanged: latest kept, {result['path']} ({result['seconds']:.0f} s)")
+    else:
+        typer.echo(f"\npublished {result['path']} in {result['seconds']:.0f} s")
+    if result["removed"]:
+        typer.echo(f"retention: removed {len(result['removed'])} old forecast(s)")
+
+
+@app.command()
+@reports_errors
+@with_refresh_options
+def run(
+    json_out: JsonOpt = False,
+    task_runner: Annotated[
+        TaskRunnerKind,
+        typer.Option(help="Where tasks run: threads here, or Dask (a local cluster by default)."),
+    ] = TaskRunnerKind.thread,
+    dask_address: Annotated[
+        str | None,
+        typer.Option(help="Address of an existing Dask scheduler (tcp://host:8786)."),
+    ] = None,
+    republish: Annotated[
+        bool, typer.Option(help="Publish a new forecast even when the inputs are unchanged.")
+    ] = False,
+    *,
+    refresh: RefreshOptions,
+) -> None:
+    """Run the refresh-forecast flow: fit, propagate every scenario, publish, print the summary.
+
+    Steps whose inputs (data, priors, settings, code) did not change are served from Prefect's
+    cache; when nothing changed, no new forecast is published and 'latest' is kept.
+    """
+    if dask_address and task_runner != TaskRunnerKind.dask:
+        task_runner = TaskRunnerKind.dask
+    progress(f"refresh-forecast: {refresh.chains} chains x {refresh.draws} draws ...")
+    result = _run_refresh(
+        refresh, task_runner=task_runner, dask_address=dask_address, republish=republish
+    )
+    _print_refresh(result, json_out)
+
+
+@app.command()
+@reports_errors
+@with_refresh_options
+def ingest(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            exists=True, dir_okay=False, help="CSV of accelerators (columns of hardware.csv)."
+        ),
+    ],
+    then_refresh: Annotated[
+        bool, typer.Option("--refresh/--no-refresh", help="Refresh the forecast after a merge.")
+    ] = True,
+    json_out: JsonOpt = False,
+    *,
+    refresh: RefreshOptions,
+) -> None:
+    """Validate FILE and merge its accelerators into hardware.csv, then refresh the forecast.
+
+    All or nothing: a file with any invalid row, or with an accelerator already in the table with
+    different numbers, is moved to data/rejected/ with a .reason file and nothing else changes
+    (exit 2).  Exact duplicates are skipped.  A merged file is archived in data/processed/.
+    """
+    from forecast.ingest import ingest_file
+
+    result = ingest_file(file, refresh.data_dir)
+    if result.status == "rejected":
+        for problem in result.problems:
+            typer.echo(f"  {problem}", err=True)
+        typer.echo(
+            f"error: {file.name} rejected, nothing merged; moved to {result.moved_to} "
+            f"(reasons in {result.moved_to}.reason)",
+            err=True,
+        )
+        raise typer.Exit(EXIT_USER_ERROR)
+    progress(result.message())
+    if not result.changed or not then_refresh:
+        return
+    _print_refresh(_run_refresh(refresh), json_out)
+
+
+@app.command()
+@reports_errors
+@with_refresh_options
+def serve(
+    cron: Annotated[
+        str, typer.Option(help="Schedule of the refresh (cron, UTC). Default: Mondays 06:00.")
+    ] = "0 6 * * 1",
+    poll_seconds: Annotated[
+        float, typer.Option(min=0.5, help="How often the landing folder is checked, seconds.")
+    ] = 30.0,
+    settle_seconds: Annotated[
+        float,
+        typer.Option(min=0.0, help="A landing file must be unchanged this long to be ingested."),
+    ] = 2.0,
+    *,
+    refresh: RefreshOptions,
+) -> None:
+    """Serve the refresh on a schedule and watch data/incoming/ for new accelerator files.
+
+    Uses the embedded Prefect server (local SQLite under PREFECT_HOME) unless PREFECT_API_URL
+    points at a Prefect server.  Stop with Ctrl-C.
+    """
+    prefect_defaults()
+    from prefect.client.schemas.schedules import CronSchedule
+
+    try:
+        CronSchedule(cron=cron)
+    except ValueError as exc:
+        raise typer.BadParameter(f"invalid cron expression {cron!r}", param_hint="--cron") from exc
+    from flows.serve import serve_forecast
+
+    serve_forecast(
+        cron=cron,
+        poll_seconds=poll_seconds,
+        settle_seconds=settle_seconds,
+        parameters=refresh.flow_parameters(absolute=True),
+    )

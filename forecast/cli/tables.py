@@ -1,0 +1,222 @@
+"""Every plain-text table and summary line the commands print (numbers via forecast.formatting).
+
+Each function returns text and prints nothing; the commands echo it.  JSON output never goes
+through here: it carries plain floats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from forecast.formatting import fmt_flop, fmt_interval, fmt_log10_flop, fmt_pct, fmt_year, sci
+
+
+def render(
+    header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()
+) -> list[str]:
+    """Aligned columns: the header, a rule of dashes, then the rows (columns in ``right``
+    right-aligned, the others left-aligned)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+# ----------------------------------------------------------------------------- walls
+
+
+def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> str:
+    """``wallcast walls``: one line per accelerator (records of :func:`forecast.walls.walls_records`),
+    with footnotes for gap-filled figures."""
+    from forecast.walls import SEARCH_LOG10_FLOP_RANGE, wall_log10_flop
+
+    header = ["accelerator", "max util", "data-movement wall", "latency wall", "tp", "layout"]
+    header += ["pp", "microbatches", "dp", "accelerators"]
+    table: list[list[str]] = []
+    footnotes: list[tuple[str, list[str]]] = []
+    for r in rows:
+        name = r["accelerator"]
+        if r["assumptions"]:
+            footnotes.append((name, r["assumptions"]))
+            name += f" [{len(footnotes)}]"
+        p = r["plan_at_wall"] or {}
+        table.append(
+            [
+                name,
+                f"{r['max_utilization']:.2f}",
+                fmt_log10_flop(wall_log10_flop(r, "data_movement"), SEARCH_LOG10_FLOP_RANGE),
+                fmt_log10_flop(wall_log10_flop(r, "latency"), SEARCH_LOG10_FLOP_RANGE),
+                str(p.get("tensor_parallel", "-")),
+                str(p.get("tensor_parallel_layout", "-")),
+                str(p.get("pipeline_parallel", "-")),
+                str(p.get("microbatches", "-")),
+                sci(p["data_parallel"]) if p else "-",
+                sci(p["accelerators"]) if p else "-",
+            ]
+        )
+    lines = [
+        f"Walls of a {duration_days:g}-day run at {precision} "
+        "(training compute in FLOP; plan = best plan at the data-movement wall)",
+        *render(header, table, right=(1, 2, 3, 4, 6, 7, 8, 9)),
+    ]
+    if rows:
+        lines.append(
+            "\ndata-movement wall: largest compute whose best plan keeps utilization >= "
+            f"{fmt_pct(rows[0]['utilization_threshold'])} of max util; "
+            "latency wall: largest compute any plan finishes in time."
+        )
+    lines += [f"[{i}] {name}: " + "; ".join(n) for i, (name, n) in enumerate(footnotes, start=1)]
+    return "\n".join(lines)
+
+
+def latency_wall_text(
+    t_layer_us: float,
+    batch_tokens: float,
+    duration_days: float,
+    layer_coef: float,
+    layer_exponent: float,
+    params: float,
+    flop: float,
+) -> str:
+    """``wallcast latency-wall``: the closed form's inputs and its two numbers."""
+    return "\n".join(
+        [
+            f"Latency wall (t_L = {t_layer_us:g} µs/layer, B = {sci(batch_tokens, 2)} tokens, "
+            f"T = {duration_days:g} days, L = {layer_coef:g}·N^{layer_exponent:g}):",
+            f"  largest model:     {sci(params, 2)} parameters",
+            f"  training compute:  {sci(flop, 2)} FLOP",
+        ]
+    )
+
+
+# ----------------------------------------------------------------------------- forecast
+
+
+def summary_table(rows: list[dict]) -> str:
+    """Median and interval of hit year and hit FLOP per scenario and wall
+    (rows of :func:`forecast.query.summary_table`)."""
+    pct = fmt_pct(rows[0]["year"]["prob"]) if rows else "80%"
+    header = ["scenario", "wall", f"hit year (median, {pct})", f"hit FLOP (median, {pct})"]
+    header.append("not hit")
+    body = []
+    for r in rows:
+        y, f = r["year"], r["flop"]
+        body.append(
+            [
+                r["scenario"],
+                r["wall"],
+                fmt_interval(fmt_year(y["median"]), fmt_year(y["lower"]), fmt_year(y["upper"])),
+                fmt_interval(fmt_flop(f["median"]), fmt_flop(f["lower"]), fmt_flop(f["upper"])),
+                fmt_pct(y["not_hit_fraction"]),
+            ]
+        )
+    return "\n".join(render(header, body, right=(4,)))
+
+
+def query_line(out: dict[str, Any]) -> str:
+    """``wallcast query``: one sentence with the median and interval."""
+    if out["what"] == "year":
+
+        def fmt(v: float) -> str:
+            return "not hit by the last year" if math.isinf(v) else fmt_year(v)
+    else:
+
+        def fmt(v: float) -> str:
+            return fmt_flop(v) if math.isinf(v) else f"{fmt_flop(v)} FLOP"
+
+    return (
+        f"{out['wall']} wall, {out['scenario']}: {out['what']} median {fmt(out['median'])}; "
+        f"{fmt_pct(out['prob'])} interval {fmt(out['lower'])} - {fmt(out['upper'])}; "
+        f"not hit by the last year in {fmt_pct(out['not_hit_fraction'])} of draws "
+        f"(forecast {out['forecast_id']})"
+    )
+
+
+# ----------------------------------------------------------------------------- analyses
+
+
+def _ci(value: float, ci: Sequence[float]) -> str:
+    return f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def sensitivity_table(result: Any, rows: list[dict], top: int, header_line: str) -> str:
+    """``wallcast sensitivity``: the ``top`` inputs per target with first-order and total
+    indices (95% bootstrap intervals) and the tornado."""
+    lines = [header_line]
+    for t, target in enumerate(result.targets):
+        unit = "year" if target.endswith("year") else "log10 FLOP"
+        lines.append(
+            f"\n{target} (all medians: {result.baseline[t]:.2f}; "
+            f"not hit, capped: {fmt_pct(result.capped_fraction[t])})"
+        )
+        body = [
+            [
+                str(r["rank"]),
+                r["input"],
+                _ci(r["first_order"], r["first_order_ci"]),
+                _ci(r["total"], r["total_ci"]),
+                f"{r['tornado_low']:.2f} -> {r['tornado_high']:.2f}",
+            ]
+            for r in rows
+            if r["target"] == target
+        ][:top]
+        header = ["rank", "input", "first order", "total", f"tornado p10 -> p90 ({unit})"]
+        lines += render(header, body, right=(0, 2, 3))
+    return "\n".join(lines)
+
+
+def _pct_or_dash(v: float | None) -> str:
+    return "-" if v is None else fmt_pct(v)
+
+
+def backtest_table(rows: list[dict], header_line: str) -> str:
+    """``wallcast backtest``: coverage of central predictive intervals per origin and metric."""
+    header = ["origin", "metric", "train", "held out", "50%", "80%", "95%", "log score"]
+    header.append("r-hat max")
+    body = [
+        [
+            str(r["origin"]),
+            r["metric"],
+            str(r["n_train"]),
+            str(r["n_held_out"]),
+            _pct_or_dash(r["coverage_50"]),
+            _pct_or_dash(r["coverage_80"]),
+            _pct_or_dash(r["coverage_95"]),
+            "-" if r["log_score"] is None else f"{r['log_score']:.2f}",
+            f"{r['rhat_max']:.3f}",
+        ]
+        for r in rows
+    ]
+    return "\n".join([header_line, *render(header, body, right=(0, 2, 3, 4, 5, 6, 7, 8))])
+
+
+def analysis_summary(analysis: Any) -> str:
+    """``wallcast analyse``: the largest driver per target and the backtest's 80% coverage
+    (``analysis`` is a :class:`forecast.analysis.Analysis`)."""
+    lines = [
+        f"Sensitivity: Sobol total-order indices, N = {analysis.samples} "
+        f"({analysis.sensitivity_evaluations} evaluations, {analysis.sensitivity_seconds:.0f} s); "
+        "largest per target:"
+    ]
+    body = [
+        [f"  {r['target']}", r["input"], f"total {_ci(r['total'], r['total_ci'])}"]
+        for r in analysis.top_drivers()
+    ]
+    lines += render(["  target", "input", "index"], body)[2:]
+    lines.append(
+        f"Backtest ({analysis.backtest_draws} draws per chain, "
+        f"{analysis.backtest_seconds:.0f} s, data {analysis.data_dir}): 80% interval covers"
+    )
+    for row in analysis.coverage():
+        lines.append(
+            f"  origin {row['origin']}: {_pct_or_dash(row['coverage_80'])} of "
+            f"{row['n_held_out']} held-out values"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,172 @@
+"""``wallcast walls``, ``wallcast latency-wall`` and ``wallcast curve``: the walls of accelerators.
+
+``walls`` and ``curve`` call the walls service (:mod:`forecast.walls`, shared with the report);
+JAX and the model are imported inside the commands (``import forecast.cli`` stays light).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forecast.cli.app import app, check_positive, reports_errors
+from forecast.cli.options import (
+    AcceleratorOpt,
+    DurationOpt,
+    HardwareOpt,
+    MoeActiveOpt,
+    MoeExpertsOpt,
+    Precision,
+    PrecisionOpt,
+)
+
+# ----------------------------------------------------------------------------- walls
+
+
+@app.command()
+@reports_errors
+def walls(
+    accelerator: AcceleratorOpt = None,
+    duration_days: DurationOpt = 90.0,
+    precision: PrecisionOpt = Precision.bf16,
+    hardware: HardwareOpt = None,
+    moe_experts: MoeExpertsOpt = 1,
+    moe_active: MoeActiveOpt = 1,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list instead of a table.")
+    ] = False,
+) -> None:
+    """Data-movement and latency walls of each accelerator, with the best plan at the wall.
+
+    Data-movement wall: the largest training compute whose best parallel plan keeps utilization
+    at or above 80% of the accelerator's small-scale maximum. Latency wall: the largest compute
+    any plan can finish within the run's duration.
+    """
+    check_positive(duration_days, "--duration-days")
+    if moe_active > moe_experts:
+        raise typer.BadParameter(
+            "--moe-active cannot exceed --moe-experts", param_hint="--moe-active"
+        )
+    from forecast.walls import walls_records
+
+    rows = walls_records(
+        accelerator,
+        duration_days=duration_days,
+        precision=precision.value,
+        moe_experts=moe_experts,
+        moe_active_experts=moe_active,
+        hardware=hardware,
+    )
+    if json_output:
+        typer.echo(json.dumps(rows, indent=2, allow_nan=False))
+        return
+
+    from forecast.cli.tables import walls_table
+
+    typer.echo(walls_table(rows, duration_days, precision.value))
+
+
+# ----------------------------------------------------------------------------- latency-wall
+
+
+@app.command("latency-wall")
+@reports_errors
+def latency_wall(
+    t_layer_us: Annotated[
+        float,
+        typer.Option("--t-layer-us", help="Minimum time per layer (forward + backward), µs."),
+    ],
+    batch_tokens: Annotated[
+        float, typer.Option("--batch-tokens", help="Batch size, tokens per optimizer step.")
+    ],
+    duration_days: Annotated[
+        float, typer.Option("--duration-days", help="Wall-clock length of the run, days.")
+    ],
+    layer_coef: Annotated[
+        float, typer.Option("--layer-coef", help="Depth L = coef * N^exponent: coefficient.")
+    ] = 0.088,
+    layer_exponent: Annotated[
+        float, typer.Option("--layer-exponent", help="Depth L = coef * N^exponent: exponent.")
+    ] = 0.27,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Closed-form latency wall of Sevilla et al. (2024), 'Can AI scaling continue through 2030?'.
+
+    With Chinchilla scaling (D = 20 N tokens, C = 120 N^2 FLOP) and a fixed batch, training
+    fits in T only if T >= t_L * L * D / B, which bounds N and so C.
+    """
+    check_positive(t_layer_us, "--t-layer-us")
+    check_positive(batch_tokens, "--batch-tokens")
+    check_positive(duration_days, "--duration-days")
+    check_positive(layer_coef, "--layer-coef")
+
+    from forecast.model.latency import latency_wall_flop, latency_wall_params
+    from forecast.model.params import SECONDS_PER_DAY
+
+    args = (
+        t_layer_us * 1e-6,
+        batch_tokens,
+        duration_days * SECONDS_PER_DAY,
+        layer_coef,
+        layer_exponent,
+    )
+    params = float(latency_wall_params(*args))
+    flop = float(latency_wall_flop(*args))
+    if json_output:
+        out = {
+            "params": params,
+            "flop": flop,
+            "inputs": {
+                "t_layer_s": t_layer_us * 1e-6,
+                "batch_tokens": batch_tokens,
+                "duration_days": duration_days,
+                "layer_coef": layer_coef,
+                "layer_exponent": layer_exponent,
+                "tokens_per_param": 20.0,
+            },
+        }
+        typer.echo(json.dumps(out, indent=2))
+        return
+    from forecast.cli.tables import latency_wall_text
+
+    typer.echo(
+        latency_wall_text(
+            t_layer_us, batch_tokens, duration_days, layer_coef, layer_exponent, params, flop
+        )
+    )
+
+
+# ----------------------------------------------------------------------------- curve
+
+
+@app.command()
+@reports_errors
+def curve(
+    accelerator: Annotated[
+        list[str],
+        typer.Option(
+            "--accelerator", "-a", help="Accelerator name (exact or a unique part). Repeatable."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output image (PNG).", dir_okay=False)],
+    duration_days: DurationOpt = 90.0,
+    precision: PrecisionOpt = Precision.bf16,
+    hardware: HardwareOpt = None,
+) -> None:
+    """Plot best achievable utilization against training compute, with both walls marked."""
+    check_positive(duration_days, "--duration-days")
+    from forecast.walls import curve_record, select_accelerators
+
+    curves = [
+        curve_record(acc, duration_days=duration_days, precision=precision.value)
+        for acc in select_accelerators(accelerator, hardware)
+    ]
+    from forecast.report.charts import utilization_chart
+
+    fig = utilization_chart(curves, figsize=(9, 5.5))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=150)
+    typer.echo(f"wrote {out}")

@@ -1,0 +1,282 @@
+"""The seams between layers: folders from one resolver, one storage module, flows only at the edge.
+
+* every reading command (query, report, deck, analyse) finds ``latest`` under
+  ``WALLCAST_OUTPUTS_DIR`` when no folder is given;
+* ``analyse`` refits against the data folder a forecast was made from (its ``data_dir`` attr);
+* the library never imports ``flows`` (import-graph test over the sources);
+* ``run``, ``ingest`` and ``serve`` share one set of refresh options;
+* the forecast id derives from the one run fingerprint.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import xarray as xr
+from typer.testing import CliRunner
+
+from forecast import paths, storage
+from forecast.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+FID = "20260101T000000Z-abcdef12"
+
+
+def _toy_tree(data_dir: Path | None = None) -> xr.DataTree:
+    rng = np.random.default_rng(0)
+    hit_year = rng.normal(2030, 2, size=(1, 2, 50, 2))
+    ds = xr.Dataset(
+        {
+            "hit_year": (("scenario", "chain", "draw", "wall"), hit_year, {"units": "year"}),
+            "hit_flop": (("scenario", "chain", "draw", "wall"), 10 ** (28 + (hit_year - 2030) / 2)),
+        },
+        coords={"scenario": ["baseline"], "wall": ["data_movement", "latency"]},
+    )
+    tree = xr.DataTree.from_dict({"/forecast": ds})
+    tree.attrs.update({"id": FID, "data_dir": str(data_dir) if data_dir else ""})
+    return tree
+
+
+@pytest.fixture
+def env_outputs(tmp_path: Path, monkeypatch) -> Path:
+    """A published toy forecast under an outputs folder named only by WALLCAST_OUTPUTS_DIR."""
+    outputs = tmp_path / "elsewhere"
+    storage.publish(_toy_tree(), outputs, FID)
+    monkeypatch.setenv(paths.OUTPUTS_DIR_ENV, str(outputs))
+    monkeypatch.chdir(tmp_path)
+    return outputs
+
+
+# ----------------------------------------------------------------------------- WALLCAST_OUTPUTS_DIR
+
+
+def test_query_reads_latest_under_the_outputs_env(env_outputs: Path):
+    import json
+
+    res = CliRunner().invoke(app, ["query", "--wall", "data_movement", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["forecast_id"] == FID
+    assert Path(out["forecast"]) == env_outputs / "forecasts" / FID / "forecast.nc"
+    values = _toy_tree()["forecast"]["hit_year"].sel(wall="data_movement").values
+    assert out["median"] == pytest.approx(np.quantile(values, 0.5))
+
+
+def test_report_deck_and_analyse_read_latest_under_the_outputs_env(env_outputs, monkeypatch):
+    import forecast.analysis
+    import forecast.report
+
+    seen: dict[str, Path] = {}
+
+    def fake_report(path, out=None, **kwargs):
+        seen["report"] = Path(path)
+        return {"report_html": "r.html", "report_md": "r.md"}
+
+    def fake_deck(path, out=None, **kwargs):
+        seen["deck"] = Path(path)
+        return "d.pptx"
+
+    def fake_analyse(path, **kwargs):
+        seen["analyse"] = Path(path)
+        raise storage.ForecastNotFoundError("stop here")  # the wiring is what is tested
+
+    monkeypatch.setattr(forecast.report, "write_report_files", fake_report)
+    monkeypatch.setattr(forecast.report, "write_deck_file", fake_deck)
+    monkeypatch.setattr(forecast.analysis, "analyse", fake_analyse)
+    expected = env_outputs / "forecasts" / FID / "forecast.nc"
+    runner = CliRunner()
+    assert runner.invoke(app, ["report"]).exit_code == 0
+    assert runner.invoke(app, ["deck"]).exit_code == 0
+    res = runner.invoke(app, ["analyse"])
+    assert res.exit_code == 2 and res.stderr.strip() == "error: stop here"
+    assert seen == {"report": expected, "deck": expected, "analyse": expected}
+
+
+def test_reading_commands_without_a_forecast_say_so(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv(paths.OUTPUTS_DIR_ENV, str(tmp_path / "empty"))
+    for command in (["query", "--wall", "latency"], ["report"], ["deck"], ["analyse"]):
+        res = CliRunner().invoke(app, command)
+        assert res.exit_code == 2, command
+        assert res.stderr.startswith(f"error: {tmp_path / 'empty' / 'latest'}: no published")
+        assert "Traceback" not in res.output
+
+
+# ----------------------------------------------------------------------------- data folder
+
+
+def _smaller_data_dir(tmp_path: Path) -> tuple[Path, int]:
+    """A copy of data/ without the accelerator table's last row; returns (folder, rows)."""
+    data = tmp_path / "data-copy"
+    data.mkdir()
+    shutil.copy(REPO / "data" / "frontier_runs.csv", data / "frontier_runs.csv")
+    lines = (REPO / "data" / "hardware.csv").read_text().splitlines(keepends=True)
+    (data / "hardware.csv").write_text("".join(lines[:-1]))
+    return data, len(lines) - 2
+
+
+def test_backtest_refits_against_the_data_folder_the_forecast_was_made_from(
+    tmp_path: Path, monkeypatch
+):
+    import forecast.backtest as bt
+    from forecast import analysis
+    from forecast.hardware import load_hardware
+
+    data, rows = _smaller_data_dir(tmp_path)
+    assert rows < len(load_hardware())
+    outputs = tmp_path / "outputs"
+    path = storage.publish(_toy_tree(data), outputs, FID) / storage.FORECAST_FILE
+    used: dict[str, int] = {}
+
+    def fake_backtest(hardware, frontier, priors, origins, **kwargs):
+        used["rows"] = len(hardware)
+        raise storage.ForecastNotFoundError("stop")
+
+    monkeypatch.setattr(bt, "run_backtest", fake_backtest)
+    with pytest.raises(storage.ForecastNotFoundError):
+        analysis.backtest(forecast=path)
+    assert used["rows"] == rows  # the recorded folder, not the default one
+    assert analysis.forecast_data_dir({"data_dir": str(data)}) == data
+    # an older forecast (no attr) or a folder that is gone: the resolver's folder
+    monkeypatch.setenv(paths.DATA_DIR_ENV, str(data))
+    assert analysis.forecast_data_dir({}) == data
+    monkeypatch.delenv(paths.DATA_DIR_ENV)
+    assert analysis.forecast_data_dir({"data_dir": str(tmp_path / "gone")}) == REPO / "data"
+
+
+def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Path):
+    data, rows = _smaller_data_dir(tmp_path)
+    inputs = SimpleNamespace(
+        data_hash="d" * 64,
+        data_dir=data,
+        priors=SimpleNamespace(name="baseline", path="priors/baseline.toml", text="[a]\n"),
+        scenarios={"baseline": SimpleNamespace(text="[a]\n")},
+        hardware=[0] * rows,
+        frontier_runs=[0] * 3,
+    )
+    created = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    attrs = storage.provenance_attrs(
+        inputs, ["baseline"], seed=1, chains=2, draws=100, code="c", created=created
+    )
+    fp = storage.fingerprint(
+        data_hash="d" * 64,
+        priors_text="[a]\n",
+        scenario_texts={"baseline": "[a]\n"},
+        seed=1,
+        chains=2,
+        draws=100,
+        years=None,
+        code="c",
+    )
+    assert attrs["run_fingerprint"] == fp and len(fp) == 64
+    assert attrs["id"] == f"20260102T030405Z-{fp[:8]}" == storage.forecast_id(created, fp)
+    assert attrs["data_dir"] == str(data.resolve()) and attrs["hardware_rows"] == rows
+    # every input of the fingerprint changes it
+    other = storage.provenance_attrs(
+        inputs, ["baseline"], seed=2, chains=2, draws=100, code="c", created=created
+    )
+    assert other["run_fingerprint"] != fp
+    grid = storage.provenance_attrs(
+        inputs, ["baseline"], seed=1, chains=2, draws=100, years=[2024, 2045], code="c"
+    )
+    assert grid["run_fingerprint"] != fp
+
+
+# ----------------------------------------------------------------------------- import graph
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported module, at module level?) for every import statement of a source file."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    top = {id(n) for n in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, id(node) in top) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, id(node) in top))
+    return found
+
+
+def test_the_library_never_imports_flows():
+    """``forecast`` (storage, ingest, pipeline, query, report, ...) does not import ``flows``;
+    only the CLI's refresh commands do, inside the command bodies; ``flows`` never imports the
+    CLI."""
+    for path in sorted((REPO / "forecast").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        flows = [(m, top) for m, top in _imports(path) if m == "flows" or m.startswith("flows.")]
+        if rel == "forecast/cli/refresh.py":
+            assert flows and not any(top for _, top in flows), rel
+        else:
+            assert not flows, f"{rel} imports {flows}"
+    for path in sorted((REPO / "flows").rglob("*.py")):
+        assert not [m for m, _ in _imports(path) if m.startswith("forecast.cli")], path
+
+
+def test_flows_holds_only_prefect_modules():
+    for path in sorted((REPO / "flows").glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        assert any(m == "prefect" or m.startswith("prefect.") for m, _ in _imports(path)), path
+
+
+# ----------------------------------------------------------------------------- refresh options
+
+
+def _option_names(command: str) -> set[str]:
+    import typer.main
+
+    click_app = typer.main.get_command(app)
+    return {o for p in click_app.commands[command].params for o in [*p.opts, *p.secondary_opts]}
+
+
+def test_run_ingest_and_serve_share_the_refresh_options():
+    from forecast.cli.options import REFRESH_PARAMETERS
+
+    refresh = {"--priors", "--scenario", "--data-dir", "--outputs-dir", "--draws", "--chains"}
+    refresh |= {"--seed", "--year-step", "--keep", "--report", "--no-report"}
+    assert len(REFRESH_PARAMETERS) == 10
+    for command in ("run", "ingest", "serve"):
+        assert refresh <= _option_names(command), command
+    # one meaning per name: the sensitivity's wall-computation step has its own
+    assert "--wall-year-step" in _option_names("sensitivity")
+    assert "--year-step" not in _option_names("sensitivity")
+
+
+def test_ingest_refreshes_with_priors_scenario_and_year_step(tmp_path: Path, monkeypatch):
+    import forecast.cli.refresh as cli_refresh
+    from forecast.hardware import HARDWARE_COLUMNS
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("hardware.csv", "frontier_runs.csv"):
+        shutil.copy(REPO / "data" / name, data / name)
+    new = tmp_path / "new.csv"
+    new.write_text(
+        ",".join(HARDWARE_COLUMNS) + "\n"
+        "Test Accel X1,TestCo,2026-03,announced,true,2.5e15,5.0e15,1.2e13,2.88e11,1.8e12,72,"
+        "switched,1.0e11,https://example.com/x1,Synthetic accelerator for tests\n"
+    )
+    seen = {}
+
+    def fake_refresh(refresh, **kwargs):
+        seen.update(refresh.flow_parameters())
+        raise storage.LockBusyError("another refresh is running (pid 1)", 1)
+
+    monkeypatch.setattr(cli_refresh, "_run_refresh", fake_refresh)
+    priors = REPO / "priors" / "baseline.toml"
+    res = CliRunner().invoke(
+        app,
+        ["ingest", str(new), "--data-dir", str(data), "--priors", str(priors),
+         "--scenario", "six-month-runs", "--year-step", "7", "--draws", "60", "--chains", "1"],
+    )  # fmt: skip
+    assert res.exit_code == 2 and "another refresh is running (pid 1)" in res.stderr
+    assert seen["priors"] == str(priors) and seen["scenarios"] == ["six-month-runs"]
+    assert seen["years"] == [2024.0, 2031.0, 2038.0, 2045.0]
+    assert seen["data_dir"] == str(data) and seen["outputs_dir"] is None
+    assert (seen["draws"], seen["chains"]) == (60, 1)
