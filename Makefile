@@ -16,7 +16,7 @@ PY_OK := import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)
 .PHONY: help run test lint bench clean distclean venv
 
 help:
-	@echo "make run    - create .venv if needed, compute both walls for every accelerator -> outputs/walls.json"
+	@echo "make run    - create .venv if needed, run the forecast and its analyses, walls of every accelerator -> outputs/"
 	@echo "make test   - create .venv if needed, run the test suite (pytest -q)"
 	@echo "make lint   - ruff check + ruff format --check"
 	@echo "make bench  - benchmarks/walls.py --draws 20000"
@@ -59,7 +59,8 @@ venv: $(STAMP)
 
 # --------------------------------------------------------------------------- targets
 
-# Until the probabilistic forecast lands, `run` computes the point walls of every accelerator.
+# `run`: the forecast (fit, every scenario, publish, report and deck), its sensitivity analysis and
+# backtest, and the point walls of every accelerator (outputs/walls.json).
 run: $(STAMP)
 	@mkdir -p outputs
 	$(VENV)/bin/wallcast run

@@ -37,7 +37,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
-from prefect.futures import wait
+from prefect.futures import as_completed
 
 from forecast import paths, pipeline, storage
 from forecast.formatting import fmt_flop, fmt_pct, fmt_year
@@ -350,7 +350,16 @@ def refresh_forecast(
                 years=yrs,
                 code=code,
             )
-        wait([*fits.values(), *props.values()])
+        scenario_of = {id(fut): name for name, fut in props.items()}
+        logger.info(
+            f"submitted {len(fits)} fit(s) and {len(props)} scenario propagation(s); "
+            "a propagation starts when its fit is done"
+        )
+        done = 0
+        for fut in as_completed([*fits.values(), *props.values()]):
+            if id(fut) in scenario_of:
+                done += 1
+                logger.info(f"scenario {done}/{len(props)} finished: {scenario_of[id(fut)]}")
         for tk, fut in fits.items():
             states[fit_names[tk]] = fut.state.name
         for name, fut in props.items():

@@ -175,7 +175,6 @@ def analyse(
         progress=progress,
     )
     typer.echo(analysis_summary(done))
-    typer.echo(f"stored groups 'sensitivity' and 'backtest' in {done.path}")
     if done.reports:
         typer.echo(f"reports regenerated ({done.reports_seconds:.0f} s):")
         for p in done.reports.values():

@@ -7,6 +7,7 @@ imports ``flows``; the CLI is where the two meet.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,6 +33,29 @@ def prefect_defaults() -> None:
         os.environ.setdefault(key, value)
 
 
+class _UserErrorsWithoutTraceback(logging.Filter):
+    """Keep a WallcastError's traceback (bad input, the convergence gate) out of the terminal:
+    Prefect logs a failed task with its traceback, and the command already ends with the one
+    ``error: ...`` line.  Prefect's API log handler (the UI) still receives the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from forecast.errors import WallcastError
+
+        if record.exc_info and isinstance(record.exc_info[1], WallcastError):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_user_error_tracebacks() -> None:
+    """Add :class:`_UserErrorsWithoutTraceback` to the terminal log handlers (once)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and not any(
+            isinstance(f, _UserErrorsWithoutTraceback) for f in handler.filters
+        ):
+            handler.addFilter(_UserErrorsWithoutTraceback())
+
+
 def _run_refresh(
     refresh: RefreshOptions,
     *,
@@ -43,6 +67,7 @@ def _run_refresh(
     prefect_defaults()
     from flows.refresh import flow_with_task_runner
 
+    quiet_user_error_tracebacks()
     flow = flow_with_task_runner(task_runner.value, dask_address)
     return flow(**refresh.flow_parameters(), republish=republish)
 
@@ -184,6 +209,8 @@ def serve(
     except ValueError as exc:
         raise typer.BadParameter(f"invalid cron expression {cron!r}", param_hint="--cron") from exc
     from flows.serve import serve_forecast
+
+    quiet_user_error_tracebacks()
 
     serve_forecast(
         cron=cron,
