@@ -7,6 +7,7 @@
 # Configuration (environment):
 #   WALLCAST_DATA_DIR     data folder: hardware.csv, frontier_runs.csv, incoming/, rejected/, processed/
 #   WALLCAST_OUTPUTS_DIR  published forecasts: forecasts/<id>/ and the 'latest' pointer
+#   WALLCAST_PRIORS_DIR   priors: baseline.toml and scenarios/ (default: /app/priors)
 #   PREFECT_API_URL       unset: embedded Prefect (temporary local server, SQLite in PREFECT_HOME);
 #                         set (e.g. http://prefect-server:4200/api): runs report to that server
 #   PREFECT_HOME          cache records, results and the embedded SQLite database
@@ -21,8 +22,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     WALLCAST_DATA_DIR=/app/data \
     WALLCAST_OUTPUTS_DIR=/app/outputs \
     MPLCONFIGDIR=/tmp/matplotlib \
-    # forecast.hardware finds data/hardware.csv next to the package, so the package is imported
-    # from /app (the installed copy supplies the dependencies and the `wallcast` script).
+    # forecast.paths finds priors/ (and, without WALLCAST_DATA_DIR, data/) next to the package,
+    # so the package is imported from /app (the installed copy supplies the dependencies and
+    # the `wallcast` script).
     PYTHONPATH=/app
 
 RUN useradd --create-home --uid 10001 wallcast
