@@ -37,7 +37,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
-from prefect.futures import as_completed
+from prefect.futures import as_completed, wait
 
 from forecast import paths, pipeline, storage
 from forecast.formatting import fmt_flop, fmt_pct, fmt_year
@@ -360,6 +360,7 @@ def refresh_forecast(
             if id(fut) in scenario_of:
                 done += 1
                 logger.info(f"scenario {done}/{len(props)} finished: {scenario_of[id(fut)]}")
+        wait([*fits.values(), *props.values()])  # final states (as_completed does not fetch them)
         for tk, fut in fits.items():
             states[fit_names[tk]] = fut.state.name
         for name, fut in props.items():
