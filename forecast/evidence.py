@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from forecast import paths
 from forecast.errors import DataValidationError
 from forecast.hardware import (
     _as_float,
@@ -60,10 +61,16 @@ __all__ = [
     "validate_scaleup_domains",
 ]
 
-_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
-DEFAULT_MODEL_SHAPES_PATH: Path = _DATA_DIR / "model_shapes.csv"
-DEFAULT_SCALEUP_DOMAINS_PATH: Path = _DATA_DIR / "scaleup_domains.csv"
-DEFAULT_LATENCY_MEASUREMENTS_PATH: Path = _DATA_DIR / "latency_measurements.csv"
+#: The shipped tables.  The loaders' defaults are the data folder's copies
+#: (:func:`forecast.paths.data_dir`, ``WALLCAST_DATA_DIR`` honoured), resolved at call time.
+DEFAULT_MODEL_SHAPES_PATH: Path = paths.REPO_ROOT / "data" / "model_shapes.csv"
+DEFAULT_SCALEUP_DOMAINS_PATH: Path = paths.REPO_ROOT / "data" / "scaleup_domains.csv"
+DEFAULT_LATENCY_MEASUREMENTS_PATH: Path = paths.REPO_ROOT / "data" / "latency_measurements.csv"
+
+
+def _in_data_dir(default: Path):
+    return lambda: paths.data_dir() / default.name
+
 
 _BOOLS = {"true": True, "false": False}
 
@@ -247,13 +254,13 @@ def validate_model_shapes(
 
 
 def load_model_shapes(path: str | Path | None = None) -> pd.DataFrame:
-    """Load and validate ``model_shapes.csv`` (default: the repository's ``data/`` copy).
+    """Load and validate ``model_shapes.csv`` (default: the data folder's copy, :func:`forecast.paths.data_dir`).
 
     Raises the first :class:`DataValidationError`. Numeric columns become float64 with NaN for
     empty cells; ``architecture`` is lower case; an added ``year`` column holds the mid-month
     decimal year of ``date`` (2024-07 -> 2024.54).
     """
-    p = _resolve(path, DEFAULT_MODEL_SHAPES_PATH)
+    p = _resolve(path, _in_data_dir(DEFAULT_MODEL_SHAPES_PATH))
     raw = _read_strings(p)
     errors = validate_model_shapes(raw, p.name, _record_lines(p))
     if errors:
@@ -356,13 +363,13 @@ def validate_scaleup_domains(
 
 
 def load_scaleup_domains(path: str | Path | None = None) -> pd.DataFrame:
-    """Load and validate ``scaleup_domains.csv`` (default: the repository's ``data/`` copy).
+    """Load and validate ``scaleup_domains.csv`` (default: the data folder's copy, :func:`forecast.paths.data_dir`).
 
     Raises the first :class:`DataValidationError`. ``domain_size`` and the bandwidth become
     float64; ``in_network_reduction`` bool; choices lower case; added columns
     ``announced_year`` and ``available_year`` (mid-month decimal years, NaN when not available).
     """
-    p = _resolve(path, DEFAULT_SCALEUP_DOMAINS_PATH)
+    p = _resolve(path, _in_data_dir(DEFAULT_SCALEUP_DOMAINS_PATH))
     raw = _read_strings(p)
     errors = validate_scaleup_domains(raw, p.name, _record_lines(p))
     if errors:
@@ -482,13 +489,13 @@ def validate_latency_measurements(
 
 
 def load_latency_measurements(path: str | Path | None = None) -> pd.DataFrame:
-    """Load and validate ``latency_measurements.csv`` (default: the repository's ``data/`` copy).
+    """Load and validate ``latency_measurements.csv`` (default: the data folder's copy, :func:`forecast.paths.data_dir`).
 
     Raises the first :class:`DataValidationError`. ``value_s``, ``ranks``, ``nodes`` and
     ``message_bytes`` become float64 (NaN when empty); an added ``year`` column holds the
     mid-month decimal year of ``date``.
     """
-    p = _resolve(path, DEFAULT_LATENCY_MEASUREMENTS_PATH)
+    p = _resolve(path, _in_data_dir(DEFAULT_LATENCY_MEASUREMENTS_PATH))
     raw = _read_strings(p)
     errors = validate_latency_measurements(raw, p.name, _record_lines(p))
     if errors:

@@ -21,6 +21,7 @@ from forecast.cli.options import (
     SeedOpt,
     WallYearStepOpt,
 )
+from forecast.constants import DEFAULT_WALL_YEAR_STEP
 
 
 @app.command()
@@ -44,7 +45,7 @@ def sensitivity(
         typer.Option(help="Scenario overlay: a name in <priors>/scenarios/ or a .toml path."),
     ] = None,
     seed: SeedOpt = 0,
-    wall_year_step: WallYearStepOpt = 2,
+    wall_year_step: WallYearStepOpt = DEFAULT_WALL_YEAR_STEP,
     top: Annotated[int, typer.Option(min=1, help="Inputs shown per target in the table.")] = 8,
     json_out: JsonOpt = False,
 ) -> None:
