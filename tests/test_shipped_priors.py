@@ -16,8 +16,8 @@ import pytest
 import xarray as xr
 from typer.testing import CliRunner
 
-from forecast.dataset import latest_forecast_path
 from forecast.priors import load_overlay
+from forecast.storage import latest_forecast_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 
