@@ -3,6 +3,7 @@
 #   docker run -d --name wallcast -v "$PWD/data:/app/data" -v "$PWD/outputs:/app/outputs" \
 #       -v wallcast-prefect:/app/.prefect wallcast                        # wallcast serve
 #   docker run --rm wallcast wallcast walls --accelerator H100 --json     # one-off command
+#   docker run -d -p 8000:8000 -v "$PWD/outputs:/app/outputs" wallcast    # + API and dashboard
 #
 # Configuration (environment):
 #   WALLCAST_DATA_DIR     data folder: hardware.csv, frontier_runs.csv, incoming/, rejected/, processed/
@@ -11,6 +12,8 @@
 #   PREFECT_API_URL       unset: embedded Prefect (temporary local server, SQLite in PREFECT_HOME);
 #                         set (e.g. http://prefect-server:4200/api): runs report to that server
 #   PREFECT_HOME          cache records, results and the embedded SQLite database
+#   WALLCAST_API_HOST     address of the HTTP API and dashboard (port 8000, `--api-port`);
+#                         0.0.0.0 here so that `-p 8000:8000` reaches it
 # Volumes: /app/data, /app/outputs, /app/.prefect (keep it to keep the cache across restarts).
 FROM python:3.12-slim
 
@@ -21,6 +24,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=120 \
     WALLCAST_DATA_DIR=/app/data \
     WALLCAST_OUTPUTS_DIR=/app/outputs \
+    WALLCAST_API_HOST=0.0.0.0 \
     MPLCONFIGDIR=/tmp/matplotlib \
     # forecast.paths finds priors/ (and, without WALLCAST_DATA_DIR, data/) next to the package,
     # so the package is imported from /app (the installed copy supplies the dependencies and
@@ -39,6 +43,9 @@ USER wallcast
 
 VOLUME ["/app/data", "/app/outputs", "/app/.prefect"]
 
-# Weekly refresh (Mondays 06:00 UTC) plus a watcher of /app/data/incoming; options after
-# `serve` (e.g. --cron, --poll-seconds, --draws) change it.
+# The HTTP API and dashboard of `wallcast serve` (and of `wallcast api`).
+EXPOSE 8000
+
+# Weekly refresh (Mondays 06:00 UTC) plus a watcher of /app/data/incoming, and the API on port
+# 8000; options after `serve` (e.g. --cron, --poll-seconds, --draws, --api-port) change it.
 CMD ["wallcast", "serve"]

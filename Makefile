@@ -20,6 +20,7 @@ help:
 	@echo "make test   - create .venv if needed, run the test suite (pytest -q)"
 	@echo "make lint   - ruff check + ruff format --check"
 	@echo "make bench  - benchmarks/walls.py --draws 20000"
+	@echo "make api    - serve the API and dashboard on http://127.0.0.1:8000/ (after make run)"
 	@echo "make clean  - remove caches and build files (keeps .venv; 'make distclean' removes it too)"
 
 # --------------------------------------------------------------------------- environment
@@ -78,6 +79,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/walls.py --draws 20000
+
+# The HTTP API and dashboard over outputs/ (http://127.0.0.1:8000/); after `make run`.
+.PHONY: api
+api: $(STAMP)
+	$(VENV)/bin/wallcast api
 
 clean:
 	rm -rf .pytest_cache .ruff_cache .hypothesis build dist *.egg-info outputs/walls.json.tmp

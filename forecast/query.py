@@ -7,6 +7,7 @@ Draws that never hit a wall are +inf; they stay in the quantiles (an upper bound
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,6 +122,21 @@ def query(
     out["forecast_id"] = root.get("id", "")
     out["forecast"] = str(path)
     return out
+
+
+def json_ready(out: dict) -> dict:
+    """A :func:`query` answer as plain JSON values: +inf/-inf become the strings "inf"/"-inf"."""
+    return {
+        k: (v if not isinstance(v, float) or math.isfinite(v) else ("inf" if v > 0 else "-inf"))
+        for k, v in out.items()
+    }
+
+
+def query_json(
+    path: str | Path, wall: str, what: str = "year", scenario: str | None = None, prob: float = 0.8
+) -> dict:
+    """The JSON object of ``wallcast query --json`` and of the API's ``GET /v1/query``."""
+    return json_ready(query(path, wall, what, scenario, prob))
 
 
 def summary_table(forecast: xr.Dataset, prob: float = 0.8) -> list[dict]:

@@ -9,6 +9,7 @@ results and the SQLite database never touch ``~/.prefect``; subprocesses inherit
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -45,3 +46,58 @@ def prefect_harness(prefect_home: Path):
     }
     with temporary_settings(updates=updates), prefect_test_harness(server_startup_timeout=120):
         yield prefect_home
+
+
+# ----------------------------------------------------------------------------- a published forecast
+
+PUBLISHED_SCENARIOS = ["baseline", "six-month-runs"]
+PUBLISHED_YEARS = [2024.0, 2027.0, 2030.0, 2034.0, 2039.0, 2045.0]
+
+
+@contextlib.contextmanager
+def own_prefect_cache(storage: Path):
+    """Prefect results and cache records under ``storage`` (not the session's): flows run here
+    leave no cache behind for the flow tests, which expect a first run to compute everything."""
+    from prefect.settings import PREFECT_RESULTS_LOCAL_STORAGE_PATH, temporary_settings
+
+    with temporary_settings(updates={PREFECT_RESULTS_LOCAL_STORAGE_PATH: str(storage)}):
+        yield storage
+
+
+def refresh_small_forecast(outputs: Path) -> dict:
+    """The ``refresh-forecast`` flow on a small setting (4 chains x 400 draws, seed 3: passes the
+    convergence gate, deterministic for the seed), without reports."""
+    from flows.refresh import refresh_forecast
+
+    return refresh_forecast(
+        outputs_dir=str(outputs),
+        scenarios=PUBLISHED_SCENARIOS,
+        chains=4,
+        draws=400,
+        seed=3,
+        years=PUBLISHED_YEARS,
+        reports=False,
+    )
+
+
+def publish_small_forecast(outputs: Path) -> Path:
+    """:func:`refresh_small_forecast`, then its report and deck; returns the forecast file."""
+    from forecast.report import write_deck_file, write_report_files
+
+    path = Path(refresh_small_forecast(outputs)["path"])
+    write_report_files(path, previous=False, accelerators=False)
+    write_deck_file(path, previous=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def published_cache(prefect_harness, tmp_path_factory) -> Path:
+    """Prefect storage of the published-forecast flow runs (see :func:`own_prefect_cache`)."""
+    return tmp_path_factory.mktemp("published-prefect-storage")
+
+
+@pytest.fixture(scope="session")
+def published_forecast(published_cache, tmp_path_factory) -> Path:
+    """A real forecast published by the flow in this session (with report.html and deck.pptx)."""
+    with own_prefect_cache(published_cache):
+        return publish_small_forecast(tmp_path_factory.mktemp("published") / "outputs")

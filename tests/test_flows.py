@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 import xarray as xr
 from typer.testing import CliRunner
@@ -217,6 +219,10 @@ def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
     cmd += ["--outputs-dir", str(outputs), "--poll-seconds", "1", "--settle-seconds", "0.5"]
     cmd += ["--draws", str(DRAWS), "--seed", str(SEED), "--year-step", "7", "--no-report"]
     cmd += ["--scenario", "baseline"]
+    with socket.socket() as s:  # the API and dashboard that serve runs beside its schedule
+        s.bind(("127.0.0.1", 0))
+        api_port = s.getsockname()[1]
+    cmd += ["--api-port", str(api_port)]
     log = tmp_path / "serve.log"
     header = (REPO / "data" / "hardware.csv").read_text().splitlines()[0]
     rows_before = len(load_hardware(data / "hardware.csv"))
@@ -253,6 +259,8 @@ def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
         with xr.open_datatree(latest_forecast_path(outputs), engine="h5netcdf") as dt:
             assert dt.attrs["hardware_rows"] == rows_before + 1
         assert (data / "processed" / "x1.csv").exists()
+        api = httpx.get(f"http://127.0.0.1:{api_port}/v1/forecasts/latest", timeout=30).json()
+        assert api["id"] == latest_forecast_path(outputs).parent.name  # served, no restart
         print(
             f"serve: ready {t_ready:.0f} s; bad file rejected in {t_bad:.0f} s; "
             f"good file -> published forecast in {t_good:.0f} s"

@@ -5,7 +5,8 @@ One module per command group, all registering on the one Typer app of :mod:`fore
 * :mod:`forecast.cli.walls` - ``walls``, ``latency-wall``, ``curve``;
 * :mod:`forecast.cli.refresh` - ``run``, ``ingest``, ``serve`` (the Prefect flows);
 * :mod:`forecast.cli.query` - ``query``, ``report``, ``deck``;
-* :mod:`forecast.cli.analysis` - ``sensitivity``, ``backtest``, ``analyse``.
+* :mod:`forecast.cli.analysis` - ``sensitivity``, ``backtest``, ``analyse``;
+* :mod:`forecast.cli.api` - ``api`` (the HTTP API and dashboard).
 
 Shared option types and the one set of refresh options are in :mod:`forecast.cli.options`,
 every printed table in :mod:`forecast.cli.tables`.
@@ -15,7 +16,7 @@ level.  JAX, numpyro, pandas, matplotlib, xarray and ``forecast.model`` are impo
 commands that need them (a test checks that ``import forecast.cli`` leaves ``jax`` unimported).
 """
 
-from forecast.cli import analysis, query, refresh, walls  # noqa: F401  (register the commands)
+from forecast.cli import analysis, api, query, refresh, walls  # noqa: F401  (register the commands)
 from forecast.cli.app import EXIT_USER_ERROR, app, main
 
 __all__ = ["EXIT_USER_ERROR", "app", "main"]

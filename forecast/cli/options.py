@@ -266,3 +266,11 @@ def with_refresh_options(fn: Any) -> Any:
     wrapper.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
     return wrapper
+
+
+ApiHostOpt = Annotated[
+    str,
+    typer.Option(
+        envvar="WALLCAST_API_HOST", help="Address to listen on (0.0.0.0: every interface)."
+    ),
+]

@@ -8,7 +8,6 @@ else ``latest`` of ``--outputs-dir``, else of WALLCAST_OUTPUTS_DIR, else of ``ou
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -43,15 +42,12 @@ def query(
     json_out: JsonOpt = False,
 ) -> None:
     """Median and credible interval of when / at what FLOP a wall is hit (no JAX import)."""
+    from forecast.query import json_ready
     from forecast.query import query as run_query
 
     out = run_query(forecast_path(forecast, outputs_dir), wall.value, what.value, scenario, prob)
-    if json_out:
-        clean = {
-            k: (v if not isinstance(v, float) or math.isfinite(v) else ("inf" if v > 0 else "-inf"))
-            for k, v in out.items()
-        }
-        typer.echo(json.dumps(clean, indent=2))
+    if json_out:  # the same object as the API's GET /v1/query (forecast.query.query_json)
+        typer.echo(json.dumps(json_ready(out), indent=2))
         return
     from forecast.cli.tables import query_line
 

@@ -15,7 +15,13 @@ from typing import Annotated, Any
 import typer
 
 from forecast.cli.app import EXIT_USER_ERROR, app, echo_json, progress, reports_errors
-from forecast.cli.options import JsonOpt, RefreshOptions, TaskRunnerKind, with_refresh_options
+from forecast.cli.options import (
+    ApiHostOpt,
+    JsonOpt,
+    RefreshOptions,
+    TaskRunnerKind,
+    with_refresh_options,
+)
 
 #: Settings for Prefect, set before it is imported unless the environment sets them.
 PREFECT_DEFAULTS = {
@@ -193,13 +199,18 @@ def serve(
         float,
         typer.Option(min=0.0, help="A landing file must be unchanged this long to be ingested."),
     ] = 2.0,
+    api_port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port of the API and dashboard; 0: none.")
+    ] = 8000,
+    api_host: ApiHostOpt = "127.0.0.1",
     *,
     refresh: RefreshOptions,
 ) -> None:
     """Serve the refresh on a schedule and watch data/incoming/ for new accelerator files.
 
-    Uses the embedded Prefect server (local SQLite under PREFECT_HOME) unless PREFECT_API_URL
-    points at a Prefect server.  Stop with Ctrl-C.
+    Also serves the HTTP API and dashboard (as `wallcast api`) on --api-port.  Uses the embedded
+    Prefect server (local SQLite under PREFECT_HOME) unless PREFECT_API_URL points at a Prefect
+    server.  Stop with Ctrl-C.
     """
     prefect_defaults()
     from prefect.client.schemas.schedules import CronSchedule
@@ -211,7 +222,11 @@ def serve(
     from flows.serve import serve_forecast
 
     quiet_user_error_tracebacks()
+    if api_port:
+        from forecast.service.server import start_api_thread
 
+        start_api_thread(api_host, api_port, refresh.outputs_dir)
+        typer.echo(f"API and dashboard: http://{api_host}:{api_port}/", err=True)
     serve_forecast(
         cron=cron,
         poll_seconds=poll_seconds,

@@ -1,0 +1,614 @@
+"""The service's one door to wallcast: published forecasts, queries, headline and the model.
+
+Routes call only this module, so that a change in where storage, query or walls code lives
+changes only these functions.  Reads never import JAX: forecasts are read with h5py and NumPy
+(xarray only for the headline); the plan search (``walls``, ``curve``) imports the model lazily
+and caches every answer per hardware-table hash and parameters, so no search runs twice.
+
+Published forecasts are immutable, but ``wallcast analyse`` may rewrite a file in place
+(``os.replace``) and a refresh moves ``latest``: every cache key holds the file's path, inode,
+size and modification time, and ``latest`` is read on every request, so a new forecast is served
+without a restart.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from forecast.errors import WallcastError
+from forecast.paths import hardware_path, outputs_dir
+from forecast.query import WHAT_VARIABLE, interval, json_ready, query_json
+from forecast.storage import (
+    FORECAST_FILE,
+    FORECASTS_DIR,
+    LATEST_POINTER,
+    ForecastNotFoundError,
+    resolve_forecast_path,
+)
+
+SAMPLE_DIMS = ("chain", "draw")
+WALLS = ("data_movement", "latency")
+PRECISIONS = ("bf16", "fp8")
+PROB_RANGE = (0.01, 0.99)  # as `wallcast query --prob`
+DURATION_DAYS_RANGE = (1.0, 3650.0)
+CURVE_LOG10_FLOP = (22.0, 33.0)  # as `wallcast curve`
+CURVE_STEP = 0.05
+# Forecast ids are `YYYYMMDDTHHMMSSZ-<8 hex>` (forecast.storage.forecast_id); any id a request
+# names must match this and be a folder listed in outputs/forecasts/.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+DOWNLOADS = {
+    "forecast.nc": "application/x-netcdf",
+    "report.html": "text/html; charset=utf-8",
+    "deck.pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+}
+_H5_SKIP_ATTRS = {
+    "DIMENSION_LIST",
+    "_Netcdf4Coordinates",
+    "_Netcdf4Dimid",
+    "_FillValue",
+    "REFERENCE_LIST",
+    "CLASS",
+    "NAME",
+    "_NCProperties",
+}
+
+
+class UnknownForecastError(WallcastError, LookupError):
+    """No published forecast of that id (HTTP 404)."""
+
+
+class BadParameterError(WallcastError, ValueError):
+    """A request parameter out of its allowed values (HTTP 422); names the parameter."""
+
+    def __init__(self, parameter: str, value: Any, allowed: Sequence[Any] | str, why: str = ""):
+        self.parameter = parameter
+        self.value = value
+        self.allowed = list(allowed) if not isinstance(allowed, str) else allowed
+        shown = ", ".join(map(str, allowed)) if not isinstance(allowed, str) else allowed
+        reason = why or f"unknown value {value!r}"
+        super().__init__(f"parameter '{parameter}': {reason}; allowed: {shown}")
+
+
+# ----------------------------------------------------------------------------- reading forecasts
+
+
+@dataclass(frozen=True)
+class FileKey:
+    """Identity of a forecast file's content: path plus inode, size and mtime."""
+
+    path: str
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileKey:
+        st = path.stat()
+        return cls(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class ForecastMeta:
+    """Root attributes, coordinates and variables of a forecast's ``/forecast`` group."""
+
+    attrs: dict[str, Any]
+    coords: dict[str, list]
+    variables: dict[str, dict[str, Any]]  # name -> {"dims": [...], "units": str}
+    groups: list[str] = field(default_factory=list)
+
+
+def _attr(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):  # h5netcdf stores a scalar attribute as a 1-element array
+        return _attr(v[0]) if v.size == 1 else [_attr(x) for x in v.ravel()]
+    return v
+
+
+def _coord_values(node: Any, dim: str) -> list:
+    raw = node[dim][...].ravel()
+    if raw.dtype.kind in "OSU":
+        return [str(_attr(v)) for v in raw]
+    return [v.item() for v in raw]
+
+
+@lru_cache(maxsize=64)
+def _read_meta(key: FileKey) -> ForecastMeta:
+    import h5py
+
+    with h5py.File(key.path, "r") as h5:
+        attrs = {k: _attr(v) for k, v in h5.attrs.items() if k not in _H5_SKIP_ATTRS}
+        groups = sorted(k for k in h5 if isinstance(h5[k], h5py.Group))
+        node = h5["forecast"]
+        variables: dict[str, dict[str, Any]] = {}
+        dims_seen: set[str] = set()
+        for name, dset in node.items():
+            if not isinstance(dset, h5py.Dataset) or not dset.dims:
+                continue
+            dims = [next(iter(d.keys())).rsplit("/", 1)[-1] if len(d) else "" for d in dset.dims]
+            if dims == [name]:  # a dimension coordinate
+                continue
+            dims_seen.update(dims)
+            units = dset.attrs.get("units", "")
+            variables[name] = {"dims": dims, "units": str(_attr(units))}
+        coords = {dim: _coord_values(node, dim) for dim in sorted(dims_seen) if dim in node}
+    return ForecastMeta(attrs, coords, dict(sorted(variables.items())), groups)
+
+
+@lru_cache(maxsize=8)  # a variable of a full forecast is ~10 MB
+def _read_variable(key: FileKey, name: str) -> np.ndarray:
+    import h5py
+
+    with h5py.File(key.path, "r") as h5:
+        values = h5["forecast"][name][...]
+    values.setflags(write=False)
+    return values
+
+
+@lru_cache(maxsize=1024)
+def _cached_query(key: FileKey, wall: str, what: str, scenario: str | None, prob: float) -> dict:
+    return query_json(key.path, wall, what, scenario, prob)
+
+
+def forecast_summary(forecast_id: str, meta: ForecastMeta, latest_id: str | None) -> dict:
+    """The listing entry of one forecast (``GET /v1/forecasts``)."""
+    a = meta.attrs
+    return {
+        "id": forecast_id,
+        "created": a.get("created"),
+        "data_hash": a.get("data_hash"),
+        "seed": a.get("seed"),
+        "code_version": a.get("code_version"),
+        "scenarios": meta.coords.get("scenario", []),
+        "walls": meta.coords.get("wall", []),
+        "years": [meta.coords["year"][0], meta.coords["year"][-1]]
+        if meta.coords.get("year")
+        else [],
+        "chains": len(meta.coords.get("chain", [])),
+        "draws": len(meta.coords.get("draw", [])),
+        "latest": forecast_id == latest_id,
+        "links": {
+            name: f"/v1/forecasts/{forecast_id}/{name}" for name in ("intervals", *DOWNLOADS)
+        },
+    }
+
+
+# ----------------------------------------------------------------------------- the backend
+
+
+def _check_prob(prob: float) -> float:
+    lo, hi = PROB_RANGE
+    if not (math.isfinite(prob) and lo <= prob <= hi):
+        raise BadParameterError("prob", prob, f"a number from {lo} to {hi}", f"got {prob}")
+    return float(prob)
+
+
+@dataclass
+class Backend:
+    """Forecasts published under one outputs folder (``WALLCAST_OUTPUTS_DIR`` by default)."""
+
+    outputs: Path = field(default_factory=outputs_dir)
+    data_dir: Path | None = None
+
+    # -- forecasts
+
+    @property
+    def forecasts_dir(self) -> Path:
+        return self.outputs / FORECASTS_DIR
+
+    def forecast_ids(self) -> list[str]:
+        """Published forecast ids, oldest first (ids sort by creation time)."""
+        try:
+            entries = os.listdir(self.forecasts_dir)
+        except FileNotFoundError:
+            return []
+        return sorted(e for e in entries if self._is_published(e, entries))
+
+    def _is_published(self, forecast_id: str, entries: list[str] | None = None) -> bool:
+        """A folder listed in ``outputs/forecasts/`` with a forecast file, named like an id."""
+        if not ID_PATTERN.match(forecast_id):
+            return False
+        if entries is None:
+            try:
+                entries = os.listdir(self.forecasts_dir)
+            except FileNotFoundError:
+                return False
+        return (
+            forecast_id in entries and (self.forecasts_dir / forecast_id / FORECAST_FILE).is_file()
+        )
+
+    def latest_id(self) -> str | None:
+        pointer = self.outputs / LATEST_POINTER
+        try:
+            target = Path(pointer.read_text().strip())
+        except FileNotFoundError:
+            return None
+        if target.parent != Path(FORECASTS_DIR) or not self._is_published(target.name):
+            return None
+        return target.name
+
+    def _no_forecast(self) -> UnknownForecastError:
+        return UnknownForecastError(
+            f"no published forecast in {self.outputs}; run `wallcast run` first"
+        )
+
+    def forecast_dir(self, forecast_id: str) -> Path:
+        """The folder of a published forecast; ``latest`` follows the pointer.
+
+        Only names listed in ``outputs/forecasts/`` are accepted, so no id can reach a file
+        outside it (``..``, slashes, absolute paths and symlinks out are all refused).
+        """
+        if forecast_id == LATEST_POINTER:
+            latest = self.latest_id()
+            if latest is None:
+                raise self._no_forecast()
+            forecast_id = latest
+        if not self._is_published(forecast_id):
+            raise UnknownForecastError(f"no published forecast with id {forecast_id!r}")
+        folder = self.forecasts_dir / forecast_id
+        if not folder.resolve().is_relative_to(self.forecasts_dir.resolve()):
+            raise UnknownForecastError(f"no published forecast with id {forecast_id!r}")
+        return folder
+
+    def forecast_path(self, forecast_id: str | None) -> Path:
+        """The forecast file; ``None`` resolves the outputs folder exactly as ``wallcast query``
+        does (``outputs/latest``), so that the answer names the same path."""
+        if forecast_id is None:
+            if self.latest_id() is None:
+                raise self._no_forecast()
+            try:
+                return resolve_forecast_path(self.outputs)
+            except ForecastNotFoundError:  # latest moved meanwhile
+                raise self._no_forecast() from None
+        return self.forecast_dir(forecast_id) / FORECAST_FILE
+
+    def meta(self, forecast_id: str | None) -> tuple[str, Path, ForecastMeta]:
+        path = self.forecast_path(forecast_id)
+        try:
+            return path.parent.name, path, _read_meta(FileKey.of(path))
+        except (OSError, KeyError) as exc:  # removed meanwhile, or not a forecast file
+            raise UnknownForecastError(
+                f"forecast {path.parent.name} is not readable: {' '.join(str(exc).split())}"
+            ) from None
+
+    def list_forecasts(self) -> list[dict]:
+        latest = self.latest_id()
+        out = []
+        for fid in self.forecast_ids():
+            path = self.forecasts_dir / fid / FORECAST_FILE
+            try:
+                meta = _read_meta(FileKey.of(path))
+            except (OSError, KeyError):  # removed by retention meanwhile, or not a forecast
+                continue
+            out.append(forecast_summary(fid, meta, latest))
+        return out
+
+    def describe(self, forecast_id: str | None) -> dict:
+        fid, _, meta = self.meta(forecast_id)
+        out = forecast_summary(fid, meta, self.latest_id())
+        out["variables"] = meta.variables
+        out["years"] = meta.coords.get("year", [])
+        out["groups"] = meta.groups
+        out["files"] = [n for n in DOWNLOADS if (self.forecasts_dir / fid / n).is_file()]
+        return out
+
+    def download(self, forecast_id: str, name: str) -> Path:
+        if name not in DOWNLOADS:
+            raise UnknownForecastError(f"no file {name!r}; files: {', '.join(DOWNLOADS)}")
+        path = self.forecast_dir(forecast_id) / name
+        if not path.is_file():
+            raise UnknownForecastError(
+                f"forecast {path.parent.name} has no {name} (`wallcast report` / `wallcast deck`)"
+            )
+        return path
+
+    # -- queries
+
+    def query(
+        self,
+        wall: str,
+        what: str = "year",
+        scenario: str | None = None,
+        prob: float = 0.8,
+        forecast: str | None = None,
+    ) -> dict:
+        """The answer of ``wallcast query --json`` (same function), parameters checked first."""
+        _, path, meta = self.meta(forecast)
+        if what not in WHAT_VARIABLE:
+            raise BadParameterError("what", what, sorted(WHAT_VARIABLE))
+        walls = meta.coords.get("wall", [])
+        if wall not in walls:
+            raise BadParameterError("wall", wall, walls)
+        scenarios = meta.coords.get("scenario", [])
+        if scenario is not None and scenario not in scenarios:
+            raise BadParameterError("scenario", scenario, scenarios)
+        prob = _check_prob(prob)
+        return dict(_cached_query(FileKey.of(path), wall, what, scenario, prob))
+
+    def intervals(
+        self,
+        forecast_id: str,
+        var: str = "hit_year",
+        selection: dict[str, list[str]] | None = None,
+        prob: float = 0.8,
+    ) -> dict:
+        """Credible intervals of one forecast variable over chains and draws, per coordinate.
+
+        ``selection`` maps a dimension (``scenario``, ``wall``, ``year``) to the values to keep
+        (all when absent).  For ``hit_year``, which has no ``year`` dimension, ``year`` values
+        ask for the probability that the wall is hit by that year (``p_hit_by``).
+        """
+        fid, path, meta = self.meta(forecast_id)
+        if var not in meta.variables:
+            raise BadParameterError("var", var, list(meta.variables))
+        prob = _check_prob(prob)
+        dims = meta.variables[var]["dims"]
+        if not all(d in dims for d in SAMPLE_DIMS):
+            raise BadParameterError("var", var, [v for v in meta.variables if v != var])
+        index: dict[str, list[int]] = {}
+        by_years: list[float] = []
+        for dim, wanted in (selection or {}).items():
+            if not wanted:
+                continue
+            if dim not in dims:
+                if dim == "year" and var == "hit_year":
+                    by_years = [_year_value(v) for v in wanted]
+                    continue
+                raise BadParameterError(
+                    dim, wanted[0], [d for d in dims if d not in SAMPLE_DIMS], f"{var} has no {dim}"
+                )
+            index[dim] = [_coord_index(meta.coords[dim], dim, v) for v in wanted]
+        values = _read_variable(FileKey.of(path), var)
+        free = [d for d in dims if d not in SAMPLE_DIMS]
+        axes = [index.get(d, list(range(len(meta.coords[d])))) for d in free]
+        rows = []
+        for combo in itertools.product(*axes):
+            at = dict(zip(free, combo, strict=True))
+            sub = values[tuple(at.get(d, slice(None)) for d in dims)]
+            row: dict[str, Any] = {d: meta.coords[d][i] for d, i in at.items()}
+            row.update(interval(sub, prob))
+            if by_years:
+                row["p_hit_by"] = [
+                    {"year": y, "probability": float(np.mean(sub.ravel() <= y))} for y in by_years
+                ]
+            rows.append(json_ready(row))
+        return {
+            "forecast_id": fid,
+            "var": var,
+            "units": meta.variables[var]["units"],
+            "prob": prob,
+            "dims": free,
+            "rows": rows,
+        }
+
+    def headline(self, forecast_id: str, scenario: str | None = None, prob: float = 0.8) -> dict:
+        """The report's headline sentence (the wall hit first) for one scenario."""
+        fid, path, meta = self.meta(forecast_id)
+        scenarios = meta.coords.get("scenario", [])
+        if scenario is not None and scenario not in scenarios:
+            raise BadParameterError("scenario", scenario, scenarios)
+        return dict(
+            _cached_headline(FileKey.of(path), scenario, _check_prob(prob)), forecast_id=fid
+        )
+
+    # -- the model (JAX, imported lazily)
+
+    def hardware_table(self) -> Path:
+        return hardware_path(self.data_dir)
+
+    def accelerators(self) -> list[dict]:
+        table = self.hardware_table()
+        return list(_accelerator_list(str(table), _file_hash(table)))
+
+    def walls(
+        self, accelerators: list[str] | None, duration_days: float = 90.0, precision: str = "bf16"
+    ) -> list[dict]:
+        """Both walls and the plan at the data-movement wall, as ``wallcast walls --json``."""
+        table, digest, names = self._model_inputs(accelerators, duration_days, precision)
+        return [
+            _model_cached(
+                ("walls", digest, name, duration_days, precision),
+                lambda n=name: _compute_walls(table, n, duration_days, precision),
+            )
+            for name in names
+        ]
+
+    def curve(self, accelerator: str, duration_days: float = 90.0, precision: str = "bf16") -> dict:
+        """Best utilization against training compute, with both walls and the plan at the wall."""
+        table, digest, names = self._model_inputs([accelerator], duration_days, precision)
+        name = names[0]
+        walls = self.walls([name], duration_days, precision)[0]
+        curve = _model_cached(
+            ("curve", digest, name, duration_days, precision),
+            lambda: _compute_curve(table, name, duration_days, precision),
+        )
+        return {**walls, **curve}
+
+    def _model_inputs(
+        self, accelerators: list[str] | None, duration_days: float, precision: str
+    ) -> tuple[Path, str, list[str]]:
+        if precision not in PRECISIONS:
+            raise BadParameterError("precision", precision, PRECISIONS)
+        lo, hi = DURATION_DAYS_RANGE
+        if not (math.isfinite(duration_days) and lo <= duration_days <= hi):
+            raise BadParameterError(
+                "duration_days",
+                duration_days,
+                f"days from {lo:g} to {hi:g}",
+                f"got {duration_days}",
+            )
+        table = self.hardware_table()
+        digest = _file_hash(table)
+        known = _accelerator_list(str(table), digest)
+        all_names = [a["name"] for a in known]
+        if not accelerators:
+            names = all_names
+        else:
+            from forecast.hardware import get_accelerator
+
+            df = _hardware_frame(str(table), digest)
+            names = []
+            for wanted in accelerators:
+                try:
+                    name = get_accelerator(df, wanted).name
+                except WallcastError as exc:
+                    raise BadParameterError("accelerator", wanted, all_names, str(exc)) from None
+                if name not in names:
+                    names.append(name)
+        if precision == "fp8":
+            no_fp8 = [a["name"] for a in known if a["name"] in names and not a["fp8"]]
+            if no_fp8:
+                raise BadParameterError(
+                    "precision", precision, ["bf16"], f"no FP8 figure for {', '.join(no_fp8)}"
+                )
+        return table, digest, names
+
+
+def _coord_index(values: list, dim: str, wanted: str) -> int:
+    if dim == "year" or (values and isinstance(values[0], int | float)):
+        number = _year_value(wanted) if dim == "year" else _number(dim, wanted)
+        for i, v in enumerate(values):
+            if math.isclose(float(v), number, rel_tol=0, abs_tol=1e-9):
+                return i
+        raise BadParameterError(dim, wanted, values)
+    if wanted not in values:
+        raise BadParameterError(dim, wanted, values)
+    return values.index(wanted)
+
+
+def _number(parameter: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise BadParameterError(parameter, raw, "a number", f"not a number: {raw!r}") from None
+    if not math.isfinite(value):
+        raise BadParameterError(parameter, raw, "a finite number", f"not finite: {raw!r}")
+    return value
+
+
+def _year_value(raw: str) -> float:
+    return _number("year", raw)
+
+
+@lru_cache(maxsize=256)
+def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
+    import xarray as xr
+
+    from forecast.report.numbers import Forecast, headline
+
+    meta = _read_meta(key)
+    data = {}
+    for name in ("hit_year", "hit_flop"):
+        data[name] = xr.Variable(meta.variables[name]["dims"], _read_variable(key, name))
+    coords = {d: meta.coords[d] for d in ("scenario", "wall", "year") if d in meta.coords}
+    ds = xr.Dataset(data, coords=coords)
+    h = headline(Forecast(Path(key.path), None, ds, meta.attrs), scenario, prob)  # type: ignore[arg-type]
+    return {
+        "scenario": h.scenario,
+        "wall": h.wall,
+        "sentence": h.sentence,
+        "detail": h.detail,
+        "others": list(h.others),
+        "p_hit": h.p_hit,
+        "last_year": h.last_year,
+        "year": json_ready(h.year),
+        "flop": json_ready(h.flop),
+    }
+
+
+# ----------------------------------------------------------------------------- model answers
+
+_MODEL_LOCK = threading.Lock()  # one plan search at a time (2 cores; and never the same twice)
+_MODEL_CACHE: OrderedDict[tuple, dict] = OrderedDict()
+MODEL_CACHE_SIZE = 512  # answers kept (oldest dropped first): bounded for any request mix
+
+
+def _model_cached(key: tuple, compute) -> dict:
+    """The cached answer for ``key`` (hardware-table hash and parameters), computed once.
+
+    A cached answer is returned without waiting for a search in progress for another key."""
+    hit = _MODEL_CACHE.get(key)
+    if hit is not None:
+        return hit
+    with _MODEL_LOCK:
+        hit = _MODEL_CACHE.get(key)
+        if hit is None:
+            hit = compute()
+            _MODEL_CACHE[key] = hit
+            while len(_MODEL_CACHE) > MODEL_CACHE_SIZE:
+                _MODEL_CACHE.popitem(last=False)
+    return hit
+
+
+def model_cache_size() -> int:
+    """Answers held by the plan-search cache (walls and curves)."""
+    return len(_MODEL_CACHE)
+
+
+def _file_hash(path: Path) -> str:
+    from forecast.walls import hardware_table_hash
+
+    if not path.is_file():
+        raise WallcastError(f"{path}: no such hardware table")
+    return hardware_table_hash(path)
+
+
+@lru_cache(maxsize=8)
+def _hardware_frame(table: str, digest: str):
+    from forecast.hardware import load_hardware
+
+    return load_hardware(table)
+
+
+@lru_cache(maxsize=8)
+def _accelerator_list(table: str, digest: str) -> tuple[dict, ...]:
+    from forecast.hardware import get_accelerator
+
+    df = _hardware_frame(table, digest)
+    out = []
+    for name in df["name"].tolist():
+        acc = get_accelerator(df, str(name))
+        out.append(
+            {
+                "name": acc.name,
+                "release_year": float(acc.release_year),
+                "fp8": acc.flops_fp8 is not None,
+            }
+        )
+    return tuple(out)
+
+
+def _compute_walls(table: Path, name: str, duration_days: float, precision: str) -> dict:
+    """One entry of ``wallcast walls --json`` (the walls service, :mod:`forecast.walls`)."""
+    from forecast.walls import walls_record
+
+    return walls_record(name, duration_days=duration_days, precision=precision, hardware=table)
+
+
+def _compute_curve(table: Path, name: str, duration_days: float, precision: str) -> dict:
+    """Best utilization on the explorer's compute grid (the walls service's curve record)."""
+    from forecast.walls import curve_record
+
+    record = curve_record(
+        name,
+        duration_days=duration_days,
+        precision=precision,
+        hardware=table,
+        log10_flop_range=CURVE_LOG10_FLOP,
+        step_log10=CURVE_STEP,
+    )
+    return {"curve": {k: record[k] for k in ("log10_flop", "utilization")}}

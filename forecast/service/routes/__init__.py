@@ -1,0 +1,1 @@
+"""One router per resource: forecasts (listing, intervals, headline, downloads), query, walls."""

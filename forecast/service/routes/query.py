@@ -1,0 +1,27 @@
+"""``GET /v1/query``: the answer of ``wallcast query --json``, from the same function."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+
+router = APIRouter(prefix="/v1", tags=["query"])
+
+
+@router.get("/query", summary="When (or at what FLOP) a wall is hit: median and interval")
+async def query(
+    request: Request,
+    wall: Annotated[str, Query(description="data_movement or latency.")],
+    what: Annotated[str, Query(description="year: when it is hit; flop: at what FLOP.")] = "year",
+    scenario: Annotated[str | None, Query(description="Scenario; default the first.")] = None,
+    prob: Annotated[float, Query(description="Probability of the interval (0.01 to 0.99).")] = 0.8,
+    forecast: Annotated[str | None, Query(description="Forecast id; default the latest.")] = None,
+) -> JSONResponse:
+    """``median``, ``lower``, ``upper``, ``prob``, ``not_hit_fraction``, ``draws``, ``wall``,
+    ``what``, ``scenario``, ``units``, ``forecast_id`` and ``forecast``: the object
+    ``wallcast query --json`` prints (``"inf"``: not hit by the last forecast year)."""
+    # In the event loop: a repeated question is a cache hit (a few stat calls); a new one reads
+    # one variable with h5py (milliseconds).  The answer is plain JSON already.
+    return JSONResponse(request.app.state.backend.query(wall, what, scenario, prob, forecast))

@@ -1,0 +1,379 @@
+// wallcast dashboard: every number comes from the API (/v1/...), so the page shows what the
+// API answers. Charts are drawn with Plotly (served from the plotly Python package).
+"use strict";
+
+const WALLS = ["data_movement", "latency"];
+const WALL_LABEL = { data_movement: "data-movement", latency: "latency" };
+// Okabe & Ito colour-blind-safe palette, as the report's charts (forecast/report/charts.py)
+const COLOUR = { frontier: "#0072B2", data_movement: "#D55E00", latency: "#009E73", grey: "#555" };
+const FAN_PROBS = [0.95, 0.8, 0.5];
+const PLOT_CONFIG = { responsive: true, displayModeBar: false };
+
+const state = { forecast: null, renders: 0 };
+
+async function api(path) {
+  const response = await fetch(path);
+  const body = await response.json();
+  if (!response.ok) {
+    throw new Error(`${path}: ${response.status} ${body.detail || ""}`);
+  }
+  return body;
+}
+
+function query(params) {
+  return new URLSearchParams(params).toString();
+}
+
+function isInf(v) {
+  return v === "inf" || v === Infinity;
+}
+
+function fmtYear(v) {
+  return isInf(v) ? `not by ${state.lastYear}` : Number(v).toFixed(1);
+}
+
+function fmtFlop(v) {
+  if (isInf(v)) return "not hit";
+  const [mantissa, exponent] = Number(v).toExponential(1).split("e");
+  return `${mantissa}e${Number(exponent)}`;
+}
+
+function fmtPct(p) {
+  return `${Math.round(p * 100)}%`;
+}
+
+function el(tag, attrs = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text) node.textContent = text;
+  return node;
+}
+
+function selected(id) {
+  return document.getElementById(id).value;
+}
+
+// --------------------------------------------------------------------------- forecast panels
+
+function intervalsUrl(params) {
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    for (const item of [].concat(v)) search.append(k, item);
+  }
+  return `/v1/forecasts/${state.forecast.id}/intervals?${search}`;
+}
+
+async function renderHeadline(scenario, prob) {
+  const h = await api(`/v1/forecasts/${state.forecast.id}/headline?${query({ scenario, prob })}`);
+  const box = document.getElementById("headline");
+  box.replaceChildren(el("p", { class: "sentence" }, h.sentence), el("p", {}, h.detail));
+  for (const other of h.others) box.append(el("p", {}, other));
+}
+
+async function renderIntervals(scenario, prob) {
+  const box = document.getElementById("intervals");
+  const cards = [];
+  for (const wall of WALLS) {
+    const base = { wall, scenario, prob, forecast: state.forecast.id };
+    const [year, flop] = await Promise.all([
+      api(`/v1/query?${query({ ...base, what: "year" })}`),
+      api(`/v1/query?${query({ ...base, what: "flop" })}`),
+    ]);
+    const card = el("div", { class: "card wall", id: `interval-${wall}` });
+    card.dataset.scenario = year.scenario;
+    card.dataset.prob = year.prob;
+    card.dataset.median = year.median;
+    card.dataset.lower = year.lower;
+    card.dataset.upper = year.upper;
+    card.style.borderTopColor = COLOUR[wall];
+    card.append(el("h2", {}, `${WALL_LABEL[wall]} wall`));
+    const pct = fmtPct(year.prob);
+    card.append(
+      el("p", { class: "big", "data-role": "year" },
+        `${fmtYear(year.median)} (${pct}: ${fmtYear(year.lower)} – ${fmtYear(year.upper)})`),
+      el("p", { class: "note" }, "hit year, median and credible interval"),
+      el("p", { "data-role": "flop" },
+        `${fmtFlop(flop.median)} FLOP (${pct}: ${fmtFlop(flop.lower)} – ${fmtFlop(flop.upper)})`),
+      el("p", { class: "note" },
+        `training compute when hit; not hit by ${state.lastYear} in ${fmtPct(year.not_hit_fraction)} of ${year.draws} draws`),
+    );
+    cards.push(card);
+  }
+  box.replaceChildren(...cards);
+}
+
+async function renderProbabilityByYear(scenario) {
+  const year = selected("by-year");
+  document.getElementById("by-year-value").textContent = year;
+  const out = await api(intervalsUrl({ var: "hit_year", scenario, year }));
+  const box = document.getElementById("p-hit");
+  const items = [];
+  for (const row of out.rows) {
+    const p = row.p_hit_by[0].probability;
+    const item = el("div", { class: "p-item", id: `p-hit-${row.wall}` });
+    item.dataset.probability = p;
+    item.dataset.year = year;
+    item.style.borderLeftColor = COLOUR[row.wall];
+    item.append(el("span", { class: "big" }, fmtPct(p)),
+      el("span", {}, ` probability the ${WALL_LABEL[row.wall]} wall is hit by ${year} (${scenario})`));
+    items.push(item);
+  }
+  box.replaceChildren(...items);
+}
+
+function bandTraces(rows, name, colour, prob, showMedian, lineColour) {
+  const years = rows.map((r) => r.year);
+  const lower = rows.map((r) => (isInf(r.lower) ? null : r.lower));
+  const upper = rows.map((r) => (isInf(r.upper) ? null : r.upper));
+  const traces = [
+    { x: years, y: upper, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false,
+      legendgroup: name },
+    { x: years, y: lower, mode: "lines", line: { width: 0 }, fill: "tonexty", fillcolor: colour,
+      name: `${name} ${fmtPct(prob)}`, legendgroup: name, showlegend: false,
+      hovertemplate: `${fmtPct(prob)} interval: %{y:.2e} FLOP<extra>${name}</extra>` },
+  ];
+  if (showMedian) {
+    traces.push({ x: years, y: rows.map((r) => (isInf(r.median) ? null : r.median)), mode: "lines",
+      line: { color: lineColour, width: 2.5 }, name, legendgroup: name,
+      hovertemplate: `%{x}: median %{y:.2e} FLOP<extra>${name}</extra>` });
+  }
+  return traces;
+}
+
+function translucent(hex, alpha) {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
+}
+
+async function renderFan(scenario) {
+  const frontier = await Promise.all(
+    FAN_PROBS.map((prob) => api(intervalsUrl({ var: "frontier_flop", scenario, prob }))),
+  );
+  const walls = await api(intervalsUrl({ var: "wall_flop", scenario, prob: 0.8 }));
+  const traces = [];
+  FAN_PROBS.forEach((prob, i) => {
+    const alpha = [0.12, 0.22, 0.35][i];
+    traces.push(...bandTraces(frontier[i].rows, "frontier run", translucent(COLOUR.frontier, alpha),
+      prob, i === FAN_PROBS.length - 1, COLOUR.frontier));
+  });
+  for (const wall of WALLS) {
+    const rows = walls.rows.filter((r) => r.wall === wall);
+    traces.push(...bandTraces(rows, `${WALL_LABEL[wall]} wall (80%)`, translucent(COLOUR[wall], 0.18), 0.8, true,
+      COLOUR[wall]));
+    traces[traces.length - 1].line.dash = wall === "latency" ? "dot" : "dash";
+    traces[traces.length - 1].name = `${WALL_LABEL[wall]} wall`;
+  }
+  // show the walls and where the frontier meets them, not the frontier's far tail
+  const finite = (values) => values.filter((v) => v !== null && !isInf(v)).map(Number);
+  const low = Math.min(...finite(frontier[0].rows.map((r) => r.lower)));
+  const high = Math.max(...finite(walls.rows.map((r) => r.upper)));
+  const layout = {
+    margin: { t: 10, r: 10, b: 50, l: 80 },
+    xaxis: { title: { text: "year" } },
+    yaxis: { title: { text: "training compute (FLOP)" }, type: "log", exponentformat: "power",
+      range: [Math.floor(Math.log10(low)), Math.ceil(Math.log10(high)) + 1] },
+    legend: { orientation: "h", y: -0.18 },
+    hovermode: "x unified",
+  };
+  await Plotly.react("fan-chart", traces, layout, PLOT_CONFIG);
+}
+
+async function renderHitYears(scenario) {
+  const first = Math.floor(state.forecast.years[0]);
+  const last = state.lastYear;
+  const years = [];
+  for (let y = first + 1; y <= last; y += 1) years.push(y);
+  const out = await api(intervalsUrl({ var: "hit_year", scenario, year: years }));
+  const traces = [];
+  for (const row of out.rows) {
+    const cdf = row.p_hit_by.map((p) => p.probability);
+    const probs = cdf.map((c, i) => (i === 0 ? c : c - cdf[i - 1]));
+    const x = years.map((y) => String(y - 1));
+    x.push(`not by ${last}`);
+    probs.push(1 - cdf[cdf.length - 1]);
+    traces.push({ type: "bar", x, y: probs, name: `${WALL_LABEL[row.wall]} wall`,
+      marker: { color: COLOUR[row.wall] },
+      hovertemplate: `%{x}: %{y:.1%}<extra>${WALL_LABEL[row.wall]} wall</extra>` });
+  }
+  const layout = {
+    barmode: "group",
+    margin: { t: 10, r: 10, b: 60, l: 70 },
+    xaxis: { title: { text: "calendar year in which the wall is first hit" }, type: "category",
+      tickangle: -45, automargin: true },
+    yaxis: { title: { text: "probability" }, tickformat: ".0%" },
+    legend: { orientation: "h", y: -0.25 },
+  };
+  await Plotly.react("hit-chart", traces, layout, PLOT_CONFIG);
+}
+
+async function renderForecast() {
+  const scenario = selected("scenario");
+  const prob = Number(selected("prob"));
+  document.body.dataset.state = "loading";
+  await Promise.all([
+    renderHeadline(scenario, prob),
+    renderIntervals(scenario, prob),
+    renderProbabilityByYear(scenario),
+    renderFan(scenario),
+    renderHitYears(scenario),
+  ]);
+  state.renders += 1;
+  document.body.dataset.renders = state.renders;
+  document.body.dataset.scenario = scenario;
+  document.body.dataset.state = "ready";
+}
+
+// --------------------------------------------------------------------------- explorer
+
+function planRows(plan) {
+  if (!plan) return [["plan at the wall", "none (wall beyond the search grid)"]];
+  return [
+    ["tensor parallel", `${plan.tensor_parallel} (${plan.tensor_parallel_layout})`],
+    ["pipeline stages", plan.pipeline_parallel],
+    ["microbatches", plan.microbatches],
+    ["data-parallel replicas", Math.round(plan.data_parallel).toLocaleString("en")],
+    ["accelerators", fmtFlop(plan.accelerators).replace("not hit", "-")],
+    ["utilization", fmtPct(plan.utilization)],
+  ];
+}
+
+async function renderExplorer() {
+  const box = document.getElementById("explorer");
+  const status = document.getElementById("explorer-status");
+  const params = {
+    accelerator: selected("accelerator"),
+    duration_days: selected("duration"),
+    precision: selected("precision"),
+  };
+  box.dataset.state = "loading";
+  status.textContent = "computing the plan search…";
+  let w;
+  try {
+    w = await api(`/v1/curve?${query(params)}`);
+  } catch (err) {
+    status.textContent = err.message.replace(/^[^:]*: /, "");
+    box.dataset.state = "error";
+    return;
+  }
+  const x = w.curve.log10_flop.map((v) => 10 ** v);
+  const traces = [{ x, y: w.curve.utilization, mode: "lines", name: "best plan",
+    line: { color: COLOUR.frontier, width: 2.5 }, connectgaps: false,
+    hovertemplate: "%{x:.2e} FLOP: utilization %{y:.1%}<extra></extra>" }];
+  const shapes = [];
+  const annotations = [];
+  const marks = [
+    ["data_movement", w.data_movement_wall_flop, "dash", "data-movement wall"],
+    ["latency", w.latency_wall_flop, "dot", "latency wall"],
+  ];
+  for (const [wall, flop, dash, label] of marks) {
+    if (flop === null) continue;
+    shapes.push({ type: "line", xref: "x", yref: "paper", x0: flop, x1: flop, y0: 0, y1: 1,
+      line: { color: COLOUR[wall], width: 2, dash } });
+    annotations.push({ x: Math.log10(flop), y: 1, xref: "x", yref: "paper", yanchor: "bottom",
+      text: `${label}<br>${fmtFlop(flop)} FLOP`, showarrow: false, font: { color: COLOUR[wall] } });
+  }
+  const threshold = w.utilization_threshold * w.max_utilization;
+  shapes.push({ type: "line", xref: "paper", yref: "y", x0: 0, x1: 1, y0: threshold, y1: threshold,
+    line: { color: COLOUR.grey, width: 1, dash: "dot" } });
+  annotations.push({ x: 0, xref: "paper", xanchor: "left", y: threshold, yref: "y",
+    yanchor: "top", showarrow: false, font: { color: COLOUR.grey, size: 11 },
+    text: `${fmtPct(w.utilization_threshold)} of the maximum: the data-movement wall's level` });
+  const layout = {
+    margin: { t: 40, r: 20, b: 50, l: 70 },
+    xaxis: { title: { text: "training compute (FLOP)" }, type: "log", exponentformat: "power" },
+    yaxis: { title: { text: "utilization (fraction of peak FLOP/s)" }, tickformat: ".0%",
+      rangemode: "tozero" },
+    shapes, annotations, showlegend: false,
+  };
+  await Plotly.react("explorer-chart", traces, layout, PLOT_CONFIG);
+  const table = el("table");
+  const rows = [
+    ["accelerator", w.accelerator],
+    ["max utilization", fmtPct(w.max_utilization)],
+    ["data-movement wall", w.data_movement_wall_flop === null ? "beyond the grid" : `${fmtFlop(w.data_movement_wall_flop)} FLOP`],
+    ["latency wall", w.latency_wall_flop === null ? "beyond the grid" : `${fmtFlop(w.latency_wall_flop)} FLOP`],
+    ...planRows(w.plan_at_wall),
+  ];
+  for (const [k, v] of rows) {
+    const tr = el("tr");
+    tr.append(el("th", {}, k), el("td", {}, String(v)));
+    table.append(tr);
+  }
+  const notes = [...w.assumptions, ...(w.note ? [w.note] : [])];
+  document.getElementById("plan").replaceChildren(
+    el("h3", {}, `Best plan at the data-movement wall (${w.duration_days} days, ${w.precision})`),
+    table, ...notes.map((n) => el("p", { class: "note" }, n)),
+  );
+  status.textContent = "";
+  box.dataset.accelerator = w.accelerator;
+  box.dataset.state = "ready";
+}
+
+async function initExplorer() {
+  const accelerators = await api("/v1/accelerators");
+  const select = document.getElementById("accelerator");
+  for (const a of accelerators) {
+    const option = el("option", { value: a.name }, a.name);
+    select.append(option);
+  }
+  const h100 = accelerators.find((a) => /H100/.test(a.name));
+  if (h100) select.value = h100.name;
+  const precision = document.getElementById("precision");
+  const fp8 = precision.querySelector("option[value=fp8]");
+  const allowFp8 = () => {
+    // parts without a dense FP8 figure in the hardware table can only be run in bf16
+    const chosen = accelerators.find((a) => a.name === select.value);
+    fp8.disabled = !(chosen && chosen.fp8);
+    if (fp8.disabled) precision.value = "bf16";
+  };
+  allowFp8();
+  select.addEventListener("change", allowFp8);
+  for (const id of ["accelerator", "duration", "precision"]) {
+    document.getElementById(id).addEventListener("change", () => renderExplorer().catch(fail));
+  }
+  await renderExplorer();
+}
+
+// --------------------------------------------------------------------------- start
+
+function fail(err) {
+  console.error(err);
+  document.body.dataset.state = "error";
+  document.getElementById("headline").textContent = `error: ${err.message}`;
+}
+
+async function init() {
+  let forecast;
+  try {
+    forecast = await api("/v1/forecasts/latest");
+  } catch (err) {
+    document.getElementById("forecast-meta").textContent =
+      "No published forecast yet: run `wallcast run` (or `make run`), then reload.";
+    document.body.dataset.state = "empty";
+    initExplorer().catch(fail);
+    return;
+  }
+  state.forecast = forecast;
+  state.lastYear = Math.floor(forecast.years[forecast.years.length - 1]);
+  document.getElementById("forecast-meta").textContent =
+    `Forecast ${forecast.id}, created ${forecast.created}; ${forecast.chains} chains × ` +
+    `${forecast.draws} draws; data ${String(forecast.data_hash).slice(0, 12)}; code ${forecast.code_version}.`;
+  const links = document.getElementById("links");
+  for (const name of ["forecast.nc", ...forecast.files.filter((f) => f !== "forecast.nc")]) {
+    links.append(el("a", { href: `/v1/forecasts/${forecast.id}/${name}` }, name), " ");
+  }
+  const scenario = document.getElementById("scenario");
+  for (const name of forecast.scenarios) scenario.append(el("option", { value: name }, name));
+  const slider = document.getElementById("by-year");
+  slider.min = Math.ceil(forecast.years[0]);
+  slider.max = state.lastYear;
+  slider.value = Math.min(Math.max(2030, slider.min), slider.max);
+  scenario.addEventListener("change", () => renderForecast().catch(fail));
+  document.getElementById("prob").addEventListener("change", () => renderForecast().catch(fail));
+  slider.addEventListener("input", () =>
+    renderProbabilityByYear(selected("scenario")).catch(fail));
+  await renderForecast();
+  await initExplorer();
+}
+
+window.addEventListener("DOMContentLoaded", () => init().catch(fail));

@@ -1,0 +1,504 @@
+"""The HTTP API (``wallcast api``) against a real forecast published by the flow in this session.
+
+Every endpoint, the 404 and 422 answers, path-traversal attempts, equality with
+``wallcast query --json`` and ``wallcast walls --json``, a newly published forecast served without a
+restart, no JAX on the query paths, and one real ``wallcast api`` process on a loopback port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+import xarray as xr
+from conftest import (
+    PUBLISHED_SCENARIOS,
+    PUBLISHED_YEARS,
+    own_prefect_cache,
+    refresh_small_forecast,
+)
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from forecast.cli import app as cli_app
+from forecast.formatting import fmt_year
+from forecast.service import create_app
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def outputs(published_forecast: Path) -> Path:
+    return published_forecast.parents[2]
+
+
+@pytest.fixture(scope="module")
+def forecast_id(published_forecast: Path) -> str:
+    return published_forecast.parent.name
+
+
+@pytest.fixture(scope="module")
+def client(outputs: Path) -> TestClient:
+    return TestClient(create_app(outputs))
+
+
+@pytest.fixture(scope="module")
+def dataset(published_forecast: Path):
+    with xr.open_datatree(published_forecast, engine="h5netcdf") as dt:
+        return dt["forecast"].to_dataset().load(), dict(dt.attrs)
+
+
+def cli_json(*args: str) -> dict | list:
+    result = CliRunner().invoke(cli_app, list(args))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ----------------------------------------------------------------------------- forecasts
+
+
+def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dataset):
+    _, attrs = dataset
+    listing = client.get("/v1/forecasts").json()
+    assert listing["latest"] == forecast_id
+    (entry,) = listing["forecasts"]
+    assert entry["id"] == forecast_id == attrs["id"]
+    assert entry["created"] == attrs["created"]
+    assert entry["data_hash"] == attrs["data_hash"]
+    assert entry["seed"] == attrs["seed"] == 3
+    assert entry["code_version"] == attrs["code_version"]
+    assert entry["scenarios"] == PUBLISHED_SCENARIOS
+    assert (entry["chains"], entry["draws"], entry["latest"]) == (4, 400, True)
+
+    latest = client.get("/v1/forecasts/latest").json()
+    assert latest == client.get(f"/v1/forecasts/{forecast_id}").json()
+    assert latest["id"] == forecast_id and latest["years"] == PUBLISHED_YEARS
+    assert latest["variables"]["hit_year"]["dims"] == ["scenario", "chain", "draw", "wall"]
+    assert latest["variables"]["wall_flop"]["units"] == "FLOP"
+    assert set(latest["files"]) == {"forecast.nc", "report.html", "deck.pptx"}
+
+
+def test_healthz_names_the_latest_forecast(client, forecast_id):
+    assert client.get("/healthz").json() == {"status": "ok", "latest": forecast_id, "forecasts": 1}
+
+
+def test_downloads_are_the_published_files(client, forecast_id, published_forecast):
+    nc = client.get(f"/v1/forecasts/{forecast_id}/forecast.nc")
+    assert nc.status_code == 200 and nc.content == published_forecast.read_bytes()
+    assert nc.headers["content-type"] == "application/x-netcdf"
+    assert f"{forecast_id}-forecast.nc" in nc.headers["content-disposition"]
+    report = client.get("/v1/forecasts/latest/report.html")
+    assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")
+    assert report.text == (published_forecast.parent / "report.html").read_text()
+    deck = client.get(f"/v1/forecasts/{forecast_id}/deck.pptx")
+    assert deck.status_code == 200 and deck.content[:2] == b"PK"  # a zip (OOXML) file
+    assert deck.content == (published_forecast.parent / "deck.pptx").read_bytes()
+
+
+def test_openapi_documents_every_endpoint(client):
+    spec = client.get("/openapi.json").json()
+    for path in (
+        "/v1/forecasts",
+        "/v1/forecasts/latest",
+        "/v1/query",
+        "/v1/forecasts/{forecast_id}/intervals",
+        "/v1/walls",
+        "/v1/curve",
+        "/healthz",
+    ):
+        assert path in spec["paths"], path
+    assert client.get("/docs").status_code == 200
+
+
+# ----------------------------------------------------------------------------- query == CLI
+
+
+@pytest.mark.parametrize(
+    ("wall", "what", "scenario", "prob"),
+    [
+        ("data_movement", "year", None, 0.8),
+        ("latency", "year", None, 0.9),
+        ("latency", "flop", "six-month-runs", 0.5),
+        ("data_movement", "flop", "six-month-runs", 0.95),
+    ],
+)
+def test_query_is_exactly_the_cli_json(client, outputs, wall, what, scenario, prob):
+    params = {"wall": wall, "what": what, "prob": prob}
+    args = ["query", "--wall", wall, "--what", what, "--prob", str(prob), "--json"]
+    if scenario:
+        params["scenario"] = scenario
+        args += ["--scenario", scenario]
+    got = client.get("/v1/query", params=params)
+    assert got.status_code == 200
+    assert got.json() == cli_json(*args, "--outputs-dir", str(outputs))
+
+
+def test_query_of_a_named_forecast_is_the_cli_json_of_its_folder(client, outputs, forecast_id):
+    got = client.get("/v1/query", params={"wall": "latency", "forecast": forecast_id}).json()
+    folder = outputs / "forecasts" / forecast_id
+    assert got == cli_json("query", "--wall", "latency", "--forecast", str(folder), "--json")
+    assert got["forecast_id"] == forecast_id
+
+
+def test_query_numbers_are_the_dataset_quantiles(client, dataset):
+    ds, _ = dataset
+    got = client.get("/v1/query", params={"wall": "data_movement", "prob": 0.8}).json()
+    draws = ds["hit_year"].sel(wall="data_movement", scenario="baseline").values.ravel()
+    assert np.isfinite(draws).all()  # the baseline hits the data-movement wall in every draw here
+    assert got["median"] == pytest.approx(np.quantile(draws, 0.5), rel=1e-12)
+    assert got["lower"] == pytest.approx(np.quantile(draws, 0.1), rel=1e-12)
+    assert got["upper"] == pytest.approx(np.quantile(draws, 0.9), rel=1e-12)
+    assert got["draws"] == 1600
+
+
+# ----------------------------------------------------------------------------- intervals
+
+
+def test_intervals_equal_the_xarray_query_users_run(client, dataset):
+    ds, _ = dataset
+    params = {"var": "wall_flop", "wall": "latency", "scenario": "six-month-runs", "prob": 0.9}
+    params["year"] = ["2030", "2045"]
+    got = client.get("/v1/forecasts/latest/intervals", params=params).json()
+    assert got["dims"] == ["scenario", "year", "wall"] and got["units"] == "FLOP"
+    assert [r["year"] for r in got["rows"]] == [2030.0, 2045.0]
+    for row in got["rows"]:
+        da = ds["wall_flop"].sel(wall="latency", scenario="six-month-runs", year=row["year"])
+        q = da.quantile([0.05, 0.5, 0.95], dim=["chain", "draw"]).values
+        assert [row["lower"], row["median"], row["upper"]] == pytest.approx(q, rel=1e-12)
+        assert row["scenario"] == "six-month-runs" and row["wall"] == "latency"
+
+
+def test_intervals_without_a_selection_cover_every_coordinate(client, dataset):
+    ds, _ = dataset
+    got = client.get("/v1/forecasts/latest/intervals", params={"var": "frontier_flop"}).json()
+    assert got["dims"] == ["scenario", "year"]
+    assert len(got["rows"]) == len(PUBLISHED_SCENARIOS) * len(PUBLISHED_YEARS)
+    last = got["rows"][-1]
+    assert (last["scenario"], last["year"]) == ("six-month-runs", 2045.0)
+    da = ds["frontier_flop"].sel(scenario="six-month-runs", year=2045.0)
+    assert last["median"] == pytest.approx(float(da.median(["chain", "draw"])), rel=1e-12)
+
+
+def test_probability_hit_by_year(client, dataset):
+    ds, _ = dataset
+    years = [2027, 2030.5, 2045]
+    got = client.get(
+        "/v1/forecasts/latest/intervals",
+        params={"var": "hit_year", "scenario": "baseline", "year": [str(y) for y in years]},
+    ).json()
+    assert [r["wall"] for r in got["rows"]] == ["data_movement", "latency"]
+    for row in got["rows"]:
+        draws = ds["hit_year"].sel(scenario="baseline", wall=row["wall"]).values.ravel()
+        expected = [float(np.mean(draws <= y)) for y in years]
+        assert [p["probability"] for p in row["p_hit_by"]] == expected
+        assert [p["year"] for p in row["p_hit_by"]] == years
+        assert row["p_hit_by"][-1]["probability"] == pytest.approx(1 - row["not_hit_fraction"])
+
+
+def test_headline_is_the_reports_sentence(client, published_forecast):
+    from forecast.report.numbers import headline, load_forecast
+
+    fc = load_forecast(published_forecast)
+    for scenario in PUBLISHED_SCENARIOS:
+        got = client.get("/v1/forecasts/latest/headline", params={"scenario": scenario}).json()
+        expected = headline(fc, scenario)
+        assert got["sentence"] == expected.sentence and got["detail"] == expected.detail
+        assert got["others"] == expected.others
+        assert fmt_year(got["year"]["median"]) in got["detail"]
+
+
+# ----------------------------------------------------------------------------- 404 and 422
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/forecasts/20990101T000000Z-deadbeef",
+        "/v1/forecasts/20990101T000000Z-deadbeef/intervals",
+        "/v1/forecasts/20990101T000000Z-deadbeef/headline",
+        "/v1/forecasts/20990101T000000Z-deadbeef/forecast.nc",
+        "/v1/forecasts/nope/report.html",
+        "/v1/query?wall=latency&forecast=20990101T000000Z-deadbeef",
+    ],
+)
+def test_unknown_ids_are_404(client, path):
+    r = client.get(path)
+    assert r.status_code == 404
+    assert "no published forecast" in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter", "allowed"),
+    [
+        ("/v1/query?wall=bogus", "wall", ["data_movement", "latency"]),
+        ("/v1/query?wall=latency&what=month", "what", ["flop", "year"]),
+        ("/v1/query?wall=latency&scenario=nope", "scenario", PUBLISHED_SCENARIOS),
+        ("/v1/query?wall=latency&prob=1.5", "prob", "a number from 0.01 to 0.99"),
+        ("/v1/query?wall=latency&prob=nan", "prob", "a number from 0.01 to 0.99"),
+        ("/v1/forecasts/latest/intervals?var=bogus", "var", None),
+        (
+            "/v1/forecasts/latest/intervals?var=wall_flop&year=2031",
+            "year",
+            [int(y) for y in PUBLISHED_YEARS],
+        ),
+        ("/v1/forecasts/latest/intervals?var=frontier_flop&wall=latency", "wall", None),
+        ("/v1/forecasts/latest/intervals?var=hit_year&year=soon", "year", "a number"),
+        ("/v1/forecasts/latest/headline?scenario=x", "scenario", PUBLISHED_SCENARIOS),
+        ("/v1/walls?accelerator=H100&precision=fp16", "precision", ["bf16", "fp8"]),
+        ("/v1/walls?accelerator=H100&duration_days=-3", "duration_days", None),
+        ("/v1/walls?accelerator=NoSuchChip", "accelerator", None),
+        ("/v1/walls?accelerator=V100&precision=fp8", "precision", ["bf16"]),
+        ("/v1/curve?accelerator=NoSuchChip", "accelerator", None),
+    ],
+)
+def test_bad_parameters_are_422_naming_the_parameter(client, path, parameter, allowed):
+    r = client.get(path)
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["parameter"] == parameter
+    assert body["detail"].startswith(f"parameter '{parameter}'")
+    if allowed is not None:
+        assert body["allowed"] == allowed
+        shown = allowed if isinstance(allowed, str) else ", ".join(map(str, allowed))
+        assert shown in body["detail"]
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/v1/query", "wall"),
+        ("/v1/query?wall=latency&prob=high", "prob"),
+        ("/v1/curve", "accelerator"),
+    ],
+)
+def test_malformed_or_missing_parameters_are_422_naming_the_parameter(client, path, parameter):
+    r = client.get(path)
+    assert r.status_code == 422
+    assert r.json()["parameter"] == parameter and f"'{parameter}'" in r.json()["detail"]
+
+
+TRAVERSALS = [
+    "/v1/forecasts/..%2F..%2F..%2Fetc%2Fpasswd",
+    "/v1/forecasts/..%2F..%2F..%2Fetc/passwd",
+    "/v1/forecasts/%2e%2e/forecast.nc",
+    "/v1/forecasts/..%2Flatest/forecast.nc",
+    "/v1/forecasts/.%2e/%2e%2e/outputs/forecast.nc",
+    "/v1/forecasts/%2Fetc%2Fpasswd/forecast.nc",
+    "/v1/forecasts/..%5C..%5Cetc/forecast.nc",
+    "/v1/forecasts/outside/forecast.nc",
+    "/v1/forecasts/outside/intervals",
+    "/v1/query?wall=latency&forecast=../../etc/passwd",
+    "/v1/query?wall=latency&forecast=/etc/passwd",
+    "/v1/query?wall=latency&forecast=outside",
+    "/v1/query?wall=latency&forecast=forecasts/../outside",
+    "/static/..%2F..%2Fbackend.py",
+    "/static/..%2Fapp.py",
+]
+
+
+def test_no_request_reads_outside_the_outputs_folder(tmp_path, published_forecast):
+    """A copy of the outputs with a symlinked 'forecast' that points outside; nothing leaks."""
+    outputs = tmp_path / "outputs"
+    fid = published_forecast.parent.name
+    shutil.copytree(published_forecast.parent, outputs / "forecasts" / fid)
+    (outputs / "latest").write_text(f"forecasts/{fid}\n")
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    shutil.copy(published_forecast, secret / "forecast.nc")
+    (secret / "report.html").write_text("SECRET")
+    (outputs / "forecasts" / "outside").symlink_to(secret, target_is_directory=True)
+    client = TestClient(create_app(outputs))
+    for path in TRAVERSALS:
+        r = client.get(path)
+        assert r.status_code in (404, 422), (path, r.status_code)
+        assert (
+            b"SECRET" not in r.content and b"root:" not in r.content and b"import" not in r.content
+        )
+    assert client.get("/v1/forecasts/outside/report.html").status_code == 404
+    assert [f["id"] for f in client.get("/v1/forecasts").json()["forecasts"]] == [fid, "outside"]
+
+
+# ----------------------------------------------------------------------------- new forecasts
+
+
+def test_a_new_forecast_is_served_without_restart(tmp_path, published_forecast, published_cache):
+    outputs = tmp_path / "outputs"
+    client = TestClient(create_app(outputs))
+    assert client.get("/healthz").json() == {"status": "ok", "latest": None, "forecasts": 0}
+    r = client.get("/v1/query?wall=latency")
+    assert r.status_code == 404 and "wallcast run" in r.json()["detail"]
+    # the same flow and settings: fit and propagation come from the fixture's cache
+    with own_prefect_cache(published_cache):
+        result = refresh_small_forecast(outputs)
+    assert result["cached"]
+    new_id = result["forecast_id"]
+    assert new_id != published_forecast.parent.name
+    assert client.get("/v1/forecasts/latest").json()["id"] == new_id
+    assert client.get("/v1/query?wall=latency").json()["forecast_id"] == new_id
+
+
+def test_query_paths_do_not_import_jax(outputs):
+    code = f"""
+import sys
+from fastapi.testclient import TestClient
+from forecast.service import create_app
+c = TestClient(create_app({str(outputs)!r}))
+for path in ("/v1/query?wall=latency", "/v1/forecasts", "/v1/forecasts/latest",
+             "/v1/forecasts/latest/intervals?var=wall_flop", "/v1/forecasts/latest/headline",
+             "/healthz", "/"):
+    assert c.get(path).status_code == 200, path
+assert "jax" not in sys.modules, "a query path imported jax"
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+# ----------------------------------------------------------------------------- walls (JAX, cached)
+
+
+def test_walls_equal_the_cli_and_are_searched_once(client, monkeypatch):
+    from forecast.model import search
+    from forecast.service import backend
+
+    calls = []
+    real = search.find_walls
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "find_walls", counting)
+    params = {"accelerator": "H100", "duration_days": 120, "precision": "bf16"}
+    first = client.get("/v1/walls", params=params)
+    assert first.status_code == 200
+    searched = len(calls)
+    assert searched <= 1  # 0 if this process searched these numbers before
+    assert client.get("/v1/walls", params=params).json() == first.json()
+    assert len(calls) == searched  # the second answer came from the cache
+    (row,) = first.json()
+    cli = cli_json("walls", "--accelerator", "H100", "--duration-days", "120", "--json")[0]
+    for key, value in row.items():
+        assert cli[key] == value, key
+    assert row["accelerator"] == "NVIDIA H100 SXM5" and row["plan_at_wall"]["utilization"] > 0
+    assert backend.model_cache_size() >= 1
+
+
+def test_curve_has_both_walls_and_the_plan(client):
+    got = client.get("/v1/curve", params={"accelerator": "H100"}).json()
+    walls = client.get("/v1/walls", params={"accelerator": "H100"}).json()[0]
+    assert {k: got[k] for k in walls} == walls
+    x = np.array(got["curve"]["log10_flop"])
+    u = np.array([np.nan if v is None else v for v in got["curve"]["utilization"]])
+    assert x[0] == 22.0 and x[-1] == pytest.approx(33.0)
+    # the curve peaks at the maximum utilization and is infeasible past the latency wall
+    assert np.nanmax(u) == pytest.approx(walls["max_utilization"], rel=0.02)
+    assert np.isnan(u[x > walls["latency_wall_log10_flop"] + 0.1]).all()
+    dm = walls["data_movement_wall_log10_flop"]
+    below = u[(x > dm + 0.1) & ~np.isnan(u)]
+    assert below.size and (below < walls["utilization_threshold"] * walls["max_utilization"]).all()
+    assert client.get("/v1/accelerators").json()[0].keys() == {"name", "release_year", "fp8"}
+
+
+# ----------------------------------------------------------------------------- a real process
+
+
+def test_wallcast_api_process_answers_as_the_cli(outputs):
+    port = free_port()
+    env = {**os.environ, "WALLCAST_OUTPUTS_DIR": str(outputs)}
+    cmd = [sys.executable, "-m", "forecast", "api", "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read().decode()
+            time.sleep(0.3)
+        got = httpx.get(f"{base}/v1/query", params={"wall": "latency", "what": "year", "prob": 0.9})
+        assert got.status_code == 200
+        expected = cli_json(
+            "query", "--wall", "latency", "--prob", "0.9", "--json", "--outputs-dir", str(outputs)
+        )
+        assert got.json() == expected
+        page = httpx.get(f"{base}/")
+        assert page.status_code == 200 and '<div id="fan-chart"' in page.text
+        js = httpx.get(f"{base}/static/plotly.min.js")
+        assert js.status_code == 200 and b"plotly" in js.content[:2000].lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_api_port_in_use_is_one_error_line(outputs):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "forecast",
+                "api",
+                "--port",
+                str(port),
+                "--outputs-dir",
+                str(outputs),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip().splitlines()[-1]
+        == f"error: the API could not listen on 127.0.0.1:{port}"
+    )
+
+
+def test_plan_search_cache_is_keyed_by_the_hardware_table_and_bounded(tmp_path, monkeypatch):
+    from forecast.service import backend
+
+    data = tmp_path / "data"
+    data.mkdir()
+    table = (REPO / "data" / "hardware.csv").read_text()
+    (data / "hardware.csv").write_text(table)
+    same = backend.Backend(tmp_path / "outputs", data).walls(["H100"])[0]
+    official = backend.Backend(tmp_path / "outputs").walls(["H100"])[0]
+    assert same == official  # same bytes, same hash: the cached answer
+    # H100 with half its scale-up bandwidth: another table hash, a new search, another answer
+    h100 = next(line for line in table.splitlines() if line.startswith("NVIDIA H100 SXM5,"))
+    (data / "hardware.csv").write_text(table.replace(h100, h100.replace("4.5e11", "2.25e11")))
+    slower = backend.Backend(tmp_path / "outputs", data).walls(["H100"])[0]
+    assert slower["hardware"]["scaleup_bandwidth"] == 2.25e11
+    assert slower["data_movement_wall_flop"] <= official["data_movement_wall_flop"]  # never helps
+
+    computed = []
+    monkeypatch.setattr(backend, "MODEL_CACHE_SIZE", 3)
+    for i in [1, 2, 1, 3, 4, 5, 1]:
+        backend._model_cached(("test", i), lambda i=i: computed.append(i) or {"i": i})
+    assert computed == [1, 2, 3, 4, 5, 1]  # 1 was dropped (oldest) once 4 and 5 came in
+    assert len([k for k in backend._MODEL_CACHE if k[0] == "test"]) <= 3

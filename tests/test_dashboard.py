@@ -1,0 +1,185 @@
+"""The dashboard in a real headless Chromium, against the API serving a forecast published by the
+flow in this session.
+
+Skipped with a reason when Chromium is absent, except in CI (``CI=true``), where that is a failure
+(``.ci/run`` installs Debian's ``chromium``).  Screenshots go to ``WALLCAST_SCREENSHOTS`` when it is
+set (look at them), else to the test's temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from browser import Browser, chromium_path, screenshot_dir
+
+from forecast.formatting import fmt_year
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is required in CI (apt-get install chromium)")
+        pytest.skip("chromium not installed (apt-get install chromium): browser tests skipped")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(published_forecast: Path):
+    """The app served by uvicorn in a thread on a free loopback port."""
+    import uvicorn
+
+    from forecast.service import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    outputs = published_forecast.parents[2]
+    config = uvicorn.Config(create_app(outputs), host="127.0.0.1", port=port, log_level="warning")
+    uv = uvicorn.Server(config)
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not uv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    uv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def page(chromium, server, tmp_path_factory):
+    shots = screenshot_dir(tmp_path_factory.mktemp("screenshots"))
+    with Browser(chromium, timeout=240) as browser:
+        browser.goto(server + "/")
+        browser.wait_for("document.body.dataset.state === 'ready'")
+        browser.wait_for("document.getElementById('explorer').dataset.state === 'ready'")
+        browser.screenshot(shots / "dashboard-baseline.png")
+        yield browser, server, shots
+
+
+def shown_interval(browser: Browser, wall: str) -> dict:
+    return browser.evaluate(
+        f"(() => {{ const c = document.getElementById('interval-{wall}');"
+        " return {...c.dataset, text: c.querySelector('[data-role=year]').textContent}; })()"
+    )
+
+
+def test_dashboard_loads_without_console_errors_and_draws_its_charts(page):
+    browser, server, _ = page
+    browser.pump(1.0)
+    assert browser.errors == []
+    for chart in ("fan-chart", "hit-chart", "explorer-chart"):
+        traces = browser.evaluate(f"document.getElementById('{chart}').data.length")
+        svg = browser.evaluate(f"document.querySelectorAll('#{chart} .main-svg').length")
+        assert traces >= 2 or chart == "explorer-chart", chart
+        assert svg >= 1, chart
+    # the fan chart: frontier bands and median, and both walls
+    names = browser.evaluate("document.getElementById('fan-chart').data.map(t => t.name)")
+    assert {"frontier run", "data-movement wall", "latency wall"} <= set(names)
+    headline = browser.evaluate("document.querySelector('#headline .sentence').textContent")
+    api = httpx.get(f"{server}/v1/forecasts/latest/headline").json()
+    assert headline == api["sentence"]
+    # Plotly came from this server, not from a CDN
+    sources = browser.evaluate("[...document.scripts].map(s => s.src)")
+    assert all(src.startswith(server) for src in sources), sources
+
+
+def test_choosing_a_scenario_shows_the_apis_interval(page):
+    browser, server, shots = page
+    before = shown_interval(browser, "latency")
+    renders = int(browser.evaluate("document.body.dataset.renders"))
+    browser.evaluate(
+        "(() => { const s = document.getElementById('scenario'); s.value = 'six-month-runs';"
+        " s.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for(
+        f"document.body.dataset.renders > {renders} && document.body.dataset.state === 'ready'"
+    )
+    browser.screenshot(shots / "dashboard-six-month-runs.png")
+    for wall in ("data_movement", "latency"):
+        shown = shown_interval(browser, wall)
+        api = httpx.get(
+            f"{server}/v1/query", params={"wall": wall, "scenario": "six-month-runs"}
+        ).json()
+        assert shown["scenario"] == "six-month-runs"
+        for key in ("median", "lower", "upper"):
+            assert shown[key] == str(api[key]) or float(shown[key]) == api[key], (wall, key)
+        last = 2045
+        expected = (
+            f"{fmt_year(float(api['median']), last)} (80%: {fmt_year(float(api['lower']), last)}"
+            f" – {fmt_year(float(api['upper']), last)})"
+        )
+        assert shown["text"] == expected
+    # six-month runs allow more serial steps: the latency wall moves later
+    after = shown_interval(browser, "latency")
+    assert float(after["median"]) > float(before["median"])
+    assert browser.errors == []
+
+
+def test_probability_by_year_equals_the_api(page):
+    browser, server, _ = page
+    browser.evaluate(
+        "(() => { const s = document.getElementById('by-year'); s.value = '2034';"
+        " s.dispatchEvent(new Event('input')); })()"
+    )
+    browser.wait_for("document.getElementById('p-hit-latency')?.dataset.year === '2034'")
+    scenario = browser.evaluate("document.getElementById('scenario').value")
+    api = httpx.get(
+        f"{server}/v1/forecasts/latest/intervals",
+        params={"var": "hit_year", "scenario": scenario, "year": "2034"},
+    ).json()
+    for row in api["rows"]:
+        shown = browser.evaluate(
+            f"document.getElementById('p-hit-{row['wall']}').dataset.probability"
+        )
+        assert float(shown) == row["p_hit_by"][0]["probability"]
+    assert browser.errors == []
+
+
+def test_explorer_draws_the_h100_curve_with_both_walls(page):
+    browser, server, shots = page
+    assert "H100" in browser.evaluate("document.getElementById('explorer').dataset.accelerator")
+    points = browser.evaluate(
+        "document.getElementById('explorer-chart').data[0].y.filter(v => v !== null).length"
+    )
+    assert points > 100
+    walls = httpx.get(f"{server}/v1/walls", params={"accelerator": "H100"}).json()[0]
+    shapes = browser.evaluate(
+        "document.getElementById('explorer-chart').layout.shapes.filter(s => s.xref === 'x')"
+        ".map(s => s.x0)"
+    )
+    assert shapes == [walls["data_movement_wall_flop"], walls["latency_wall_flop"]]
+    plan = browser.evaluate("document.getElementById('plan').textContent")
+    assert f"{walls['plan_at_wall']['pipeline_parallel']}" in plan
+    browser.screenshot(shots / "dashboard-explorer.png")
+    assert browser.errors == []
+
+
+def test_explorer_offers_fp8_only_where_the_table_has_it(page):
+    browser, server, _ = page
+    browser.evaluate("document.getElementById('precision').value = 'fp8'")
+    browser.evaluate(
+        "(() => { const s = document.getElementById('accelerator');"
+        " s.value = 'NVIDIA A100 SXM4 80GB'; s.dispatchEvent(new Event('change')); })()"
+    )
+    assert browser.evaluate("document.querySelector('#precision option[value=fp8]').disabled")
+    assert browser.evaluate("document.getElementById('precision').value") == "bf16"
+    browser.wait_for(
+        "document.getElementById('explorer').dataset.accelerator === 'NVIDIA A100 SXM4 80GB'"
+        " && document.getElementById('explorer').dataset.state === 'ready'"
+    )
+    walls = httpx.get(f"{server}/v1/walls", params={"accelerator": "A100 SXM4 80GB"}).json()[0]
+    plan = browser.evaluate("document.getElementById('plan').textContent")
+    assert "bf16" in plan and f"{walls['plan_at_wall']['microbatches']}" in plan
+    assert browser.errors == []
