@@ -40,12 +40,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from forecast import paths
 from forecast.dataset import ENGINE, write_tree
 from forecast.errors import WallcastError
 
 if TYPE_CHECKING:  # imported lazily: resolving paths and querying must not pay for xarray
-    import numpy as np
     import xarray as xr
 
 __all__ = [
@@ -496,12 +497,59 @@ _SKIP_ATTRS = frozenset(
         "REFERENCE_LIST",
         "CLASS",
         "NAME",
+        "_NCProperties",
     }
 )
 
 
 def _attr(v: Any) -> Any:
-    return v.decode() if isinstance(v, bytes) else v
+    """An HDF5 attribute as a plain Python value (h5netcdf stores scalars as 1-element arrays)."""
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return _attr(v[0]) if v.size == 1 else [_attr(x) for x in v.ravel()]
+    return v
+
+
+def _dim_names(dset: Any) -> list[str]:
+    return [next(iter(d.keys())).rsplit("/", 1)[-1] if len(d) else "" for d in dset.dims]
+
+
+def _coord_values(node: Any, dim: str) -> list:
+    raw = node[dim][...].ravel()
+    if raw.dtype.kind in "OSU":
+        return [str(_attr(v)) for v in raw]
+    return [v.item() for v in raw]
+
+
+def read_layout(
+    path: str | Path | None = None, group: str = "forecast"
+) -> tuple[dict[str, Any], list[str], dict[str, dict[str, Any]], dict[str, list]]:
+    """What a forecast file holds, without reading its data (h5py only).
+
+    Returns (root attrs, group names, variables of ``group`` as name -> {"dims", "units"},
+    coordinate values of the dimensions those variables use).
+    """
+    import h5py
+
+    with h5py.File(resolve_forecast_path(path), "r") as h5:
+        attrs = {k: _attr(v) for k, v in h5.attrs.items() if k not in _SKIP_ATTRS}
+        groups = sorted(k for k in h5 if isinstance(h5[k], h5py.Group))
+        node = h5[group]
+        variables: dict[str, dict[str, Any]] = {}
+        dims_seen: set[str] = set()
+        for name, dset in node.items():
+            if not isinstance(dset, h5py.Dataset) or not dset.dims:
+                continue
+            dims = _dim_names(dset)
+            if dims == [name]:  # a dimension coordinate
+                continue
+            dims_seen.update(dims)
+            variables[name] = {"dims": dims, "units": str(_attr(dset.attrs.get("units", "")))}
+        coords = {dim: _coord_values(node, dim) for dim in sorted(dims_seen) if dim in node}
+    return attrs, groups, dict(sorted(variables.items())), coords
 
 
 def read_attrs(path: str | Path | None = None) -> dict[str, Any]:
@@ -526,7 +574,7 @@ def read_variable(
     with h5py.File(resolve_forecast_path(path), "r") as h5:
         node = h5[group]
         dset = node[name]
-        dims = tuple(next(iter(dim.keys())).rsplit("/", 1)[-1] for dim in dset.dims)
+        dims = tuple(_dim_names(dset))
         attrs = {k: _attr(v) for k, v in dset.attrs.items() if k not in _SKIP_ATTRS}
         coords = {
             dim: [str(_attr(v)) for v in node[dim][...].ravel()]

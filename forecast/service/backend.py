@@ -35,6 +35,8 @@ from forecast.storage import (
     FORECASTS_DIR,
     LATEST_POINTER,
     ForecastNotFoundError,
+    read_layout,
+    read_variable,
     resolve_forecast_path,
 )
 
@@ -52,16 +54,6 @@ DOWNLOADS = {
     "forecast.nc": "application/x-netcdf",
     "report.html": "text/html; charset=utf-8",
     "deck.pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-}
-_H5_SKIP_ATTRS = {
-    "DIMENSION_LIST",
-    "_Netcdf4Coordinates",
-    "_Netcdf4Dimid",
-    "_FillValue",
-    "REFERENCE_LIST",
-    "CLASS",
-    "NAME",
-    "_NCProperties",
 }
 
 
@@ -109,52 +101,15 @@ class ForecastMeta:
     groups: list[str] = field(default_factory=list)
 
 
-def _attr(v: Any) -> Any:
-    if isinstance(v, bytes):
-        return v.decode()
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):  # h5netcdf stores a scalar attribute as a 1-element array
-        return _attr(v[0]) if v.size == 1 else [_attr(x) for x in v.ravel()]
-    return v
-
-
-def _coord_values(node: Any, dim: str) -> list:
-    raw = node[dim][...].ravel()
-    if raw.dtype.kind in "OSU":
-        return [str(_attr(v)) for v in raw]
-    return [v.item() for v in raw]
-
-
 @lru_cache(maxsize=64)
 def _read_meta(key: FileKey) -> ForecastMeta:
-    import h5py
-
-    with h5py.File(key.path, "r") as h5:
-        attrs = {k: _attr(v) for k, v in h5.attrs.items() if k not in _H5_SKIP_ATTRS}
-        groups = sorted(k for k in h5 if isinstance(h5[k], h5py.Group))
-        node = h5["forecast"]
-        variables: dict[str, dict[str, Any]] = {}
-        dims_seen: set[str] = set()
-        for name, dset in node.items():
-            if not isinstance(dset, h5py.Dataset) or not dset.dims:
-                continue
-            dims = [next(iter(d.keys())).rsplit("/", 1)[-1] if len(d) else "" for d in dset.dims]
-            if dims == [name]:  # a dimension coordinate
-                continue
-            dims_seen.update(dims)
-            units = dset.attrs.get("units", "")
-            variables[name] = {"dims": dims, "units": str(_attr(units))}
-        coords = {dim: _coord_values(node, dim) for dim in sorted(dims_seen) if dim in node}
-    return ForecastMeta(attrs, coords, dict(sorted(variables.items())), groups)
+    attrs, groups, variables, coords = read_layout(key.path)
+    return ForecastMeta(attrs, coords, variables, groups)
 
 
 @lru_cache(maxsize=8)  # a variable of a full forecast is ~10 MB
 def _read_variable(key: FileKey, name: str) -> np.ndarray:
-    import h5py
-
-    with h5py.File(key.path, "r") as h5:
-        values = h5["forecast"][name][...]
+    values = read_variable(key.path, "forecast", name)[1]
     values.setflags(write=False)
     return values
 
