@@ -20,6 +20,10 @@ with ``k[j] = 1`` for Epoch "Confident"/"Likely" rows and ``k[j] = 1 + e`` (``e 
 "Speculative" rows, so guesses about undisclosed runs get a wider noise than documented ones.
 
 Slopes ``b`` are log10 growth per year: a growth of 1.45x/yr is ``b = log10(1.45) = 0.161``.
+
+Why one module of ~700 lines: the two models, the table-to-array helpers that feed them and the
+projection of their draws share one parameterisation (pivot year, slopes in log10/yr, the metric
+index); splitting them would spread that parameterisation over several files.
 """
 
 from __future__ import annotations
