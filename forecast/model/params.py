@@ -68,7 +68,7 @@ class Assumptions(NamedTuple):
     scaleout_multiplier
         Scale-out bandwidth relative to the table's one-NIC-per-accelerator figure (1.0 = the
         hierarchical baseline; >1 more rails, <1 oversubscribed).  This is the network-topology
-        assumption that MODEL.md says dominates the data-movement wall.
+        assumption that dominates the data-movement wall (docs/validation.md section 4).
     kernel_latency_s
         Minimum time of one matmul kernel: 4.5 us (A100 measurement cited by [R]).
     allreduce_base_latency_s, intra_domain_hop_s, inter_domain_hop_s
