@@ -204,7 +204,8 @@ class TrendPriors:
 
     @classmethod
     def default(cls) -> TrendPriors:
-        """Priors from the published ranges of ``docs/hardware-trends.md`` §3.5 and §5.
+        """Priors from published growth ranges ([hobbhahn2023], [gholami2024], [delsozzo2026],
+        [epoch-ml-hardware], [sevilla2024-compute]; keys of ``docs/sources.md``).
 
         Growth 10/50/90% (x/yr): FLOP/s 1.25/1.45/1.70, HBM bandwidth 1.15/1.27/1.45, HBM
         capacity 1.15/1.30/1.50, scale-up 1.15/1.30/1.50, scale-out 1.15/1.33/1.55, frontier
