@@ -192,7 +192,7 @@ SMALL = 22.0
 
 
 def _hand_terms(hw: Hardware, a: Assumptions, log10_c: float):
-    """Per-layer slopes of a tp = pp = m = 1 plan derived by hand from MODEL.md."""
+    """Per-layer slopes of a tp = pp = m = 1 plan derived by hand from [E] and [R] (docs/sources.md)."""
     n = math.sqrt(10.0**log10_c / 120.0)
     layers = 0.088 * n**0.27
     d = math.sqrt(n / (12.0 * layers))
@@ -221,7 +221,7 @@ def test_plan_terms_match_hand_derivation():
     assert float(t["slot_overhead"]) == 0.0  # no pipeline
     assert float(t["dp_sync"]) == pytest.approx(dp_sync, rel=1e-12)
     assert float(t["layers_per_stage"]) == pytest.approx(layers, rel=1e-12)
-    # [R]'s B_MIN = H p / (2 W): for H100 at BF16 ~295 tokens (MODEL.md quotes ~330 at FP8
+    # [R]'s B_MIN = H p / (2 W): for H100 at BF16 ~295 tokens ([R] quotes ~330 at FP8
     # with FP8 FLOP/s and p = 1, which is the same ratio).
     b_min = H100.flops * a.bytes_per_number / (2.0 * H100.hbm_bandwidth)
     assert b_min == pytest.approx(295.2, rel=1e-3)
