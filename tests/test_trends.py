@@ -276,9 +276,9 @@ def test_real_fit_structure(real_fit):
 
 def test_real_fit_growth_rates_match_published_ranges(real_fit):
     dt, _ = real_fit
-    assert 1.3 <= np.median(_growth(dt, "flops")) <= 1.8  # hardware-trends.md §3.1: 1.47-1.64
-    assert 1.15 <= np.median(_growth(dt, "hbm_bandwidth")) <= 1.45  # §3.2: 1.30
-    assert 3.0 <= np.median(_growth(dt, "frontier")) <= 6.0  # §5: ~4-5x/yr
+    assert 1.3 <= np.median(_growth(dt, "flops")) <= 1.8  # [delsozzo2026] 1.62; fits 1.47-1.64
+    assert 1.15 <= np.median(_growth(dt, "hbm_bandwidth")) <= 1.45  # [gholami2024] 1.26; fit 1.30
+    assert 3.0 <= np.median(_growth(dt, "frontier")) <= 6.0  # [sevilla2024-compute]: 4-5x/yr
     for metric in ("hbm_capacity", "scaleup_bandwidth", "scaleout_bandwidth"):
         assert 1.1 <= np.median(_growth(dt, metric)) <= 1.6, metric
 
