@@ -26,8 +26,9 @@ KEY = r"[a-z0-9][a-z0-9.+-]*"
 ENTRY = re.compile(rf"^- \*\*\[({KEY})\]\*\* (?!=)", re.MULTILINE)
 ALIAS = re.compile(rf"^- \*\*\[([A-Z])\]\*\* = \[({KEY})\]\s*$", re.MULTILINE)
 URL = re.compile(r"https?://[^\s;,\"']+")
-# A bracketed citation in prose: a key, or a one-letter short label; not a markdown link text.
-CITATION = re.compile(rf"\[({KEY}|[A-Z])\](?![(\[])")
+# A bracketed citation in prose: a key of three or more characters (``x[i]`` is not one), or a
+# one-letter short label; not a markdown link text.
+CITATION = re.compile(r"\[([a-z0-9][a-z0-9.+-]{2,}|[A-Z])\](?![(\[])")
 PRIOR_FIELDS = {"value", "quantiles", "interval90", "dist", "source"}
 
 
@@ -61,8 +62,9 @@ def _tracked_files() -> list[str]:
 
 
 def _prose(markdown: str) -> str:
-    """Markdown without code blocks and inline code, where brackets are not citations."""
+    """Markdown without code (fenced, indented, inline), where brackets are not citations."""
     markdown = re.sub(r"```.*?```", "", markdown, flags=re.DOTALL)
+    markdown = re.sub(r"(?m)(?<=\n\n)(?:(?: {4}|\t).*(?:\n|$))+", "", markdown)
     return re.sub(r"`[^`\n]*`", "", markdown)
 
 
@@ -183,9 +185,9 @@ def test_unknown_citation_is_caught():
     assert _resolves("sevilla2024-2030", entries, aliases)
     assert not _resolves("sevilla2031", entries, aliases)
     assert not _resolves("Q", entries, aliases)
-    assert CITATION.findall(_prose("as [hoffmann2022] says, `x[idx]`; see [the docs](url)")) == [
-        "hoffmann2022"
-    ]
+    prose = "as [hoffmann2022] says, `x[idx]`, y[i]; see [the docs](url)\n\n    z[key] = 1\n"
+    assert CITATION.findall(_prose(prose)) == ["hoffmann2022"]
+    assert CITATION.findall("[R] and [sevilla2024-2030]") == ["R", "sevilla2024-2030"]
 
 
 # -------------------------------------------------------------------- (c) every prior cites one
