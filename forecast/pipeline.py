@@ -68,14 +68,46 @@ def load_inputs(
     hardware = load_hardware(hw_path)
     frontier = load_frontier_runs(fr_path)
     base = load_priors(paths.default_priors_path() if priors_path is None else priors_path)
-    names = sorted(p.stem for p in scenario_dir.glob("*.toml")) if scenarios is None else scenarios
+    base_file = str(base.path) if base.path is not None else "the base prior file"
+    return Inputs(
+        hardware,
+        frontier,
+        data_hash(hw_path, fr_path),
+        base,
+        _scenario_sets(base, base_file, scenarios, scenario_dir),
+        data_dir,
+    )
+
+
+def _scenario_sets(
+    base: PriorSet, base_file: str, scenarios: list[str] | None, scenario_dir: Path
+) -> dict[str, PriorSet]:
+    """Base set first, then each overlay laid on it; scenario names are unique and the base
+    set's name is reserved (an overlay may not replace it, two overlays may not share a name)."""
+    if scenarios is None:
+        names = sorted(p.stem for p in scenario_dir.glob("*.toml")) if scenario_dir.is_dir() else []
+    else:
+        names = scenarios
     sets = {base.name: base}
+    origin = {base.name: base_file}
+    seen_files: set[Path] = set()
     for name in names:
-        if name == base.name:
+        if name == base.name:  # `--scenario baseline` selects the base set itself
             continue
-        overlay = load_overlay(scenario_path(name, scenario_dir))
+        path = scenario_path(name, scenario_dir)
+        if path.resolve() in seen_files:  # the same file named twice is one scenario
+            continue
+        seen_files.add(path.resolve())
+        overlay = load_overlay(path)
+        if overlay.name in origin:
+            what = "the base prior set's name, reserved" if overlay.name == base.name else "taken"
+            raise WallcastError(
+                f"{path}: scenario name {overlay.name!r} ([meta] name) is {what} by "
+                f"{origin[overlay.name]}; give each scenario a unique name"
+            )
+        origin[overlay.name] = str(path)
         sets[overlay.name] = base.overlay(overlay)
-    return Inputs(hardware, frontier, data_hash(hw_path, fr_path), base, sets, data_dir)
+    return sets
 
 
 def fit(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -515,7 +517,10 @@ def test_fitted_ppf_monotone_and_through_quantiles(
         "quantiles": {f"p{p:02d}": v for p, v in zip(probs, values, strict=True)},
         "source": "x",
     }
-    prior = parse_prior(key, table)
+    # the fitting maths over any triple, so without the key's plausible range (tested apart)
+    unbounded = {key: dataclasses.replace(PARAMETERS[key], plausible=None)}
+    with mock.patch.dict(PARAMETERS, unbounded):
+        prior = parse_prior(key, table)
     got = prior.ppf(np.array(probs) / 100)
     scale = max(abs(v) for v in values)
     np.testing.assert_allclose(got, values, rtol=1e-6, atol=1e-9 * scale)
@@ -653,7 +658,26 @@ def test_a_fixed_value_is_accepted_for_every_key(baseline: PriorSet) -> None:
 
 UNUSABLE = [
     # (key, body, reason): each a value the fit or the propagation cannot use
-    ("frontier.compute_growth_per_year", "value = 5000", "compounds to 1e370 over 100 years"),
+    (
+        "frontier.compute_growth_per_year",
+        "value = 5000",
+        "value 5000 x/yr is outside the plausible range [0.5, 100] x/yr",
+    ),
+    (
+        "hardware.flops_growth_per_year",
+        "value = 1e301",
+        "value 1e+301 x/yr is outside the plausible range [0.5, 10] x/yr",
+    ),
+    (
+        "training.duration_days",
+        "value = 1e300",
+        "value 1e+300 days is outside the plausible range [1, 3650] days",
+    ),
+    (
+        "training.max_utilization",
+        "quantiles = { p10 = 0.0001, p50 = 0.0002, p90 = 0.0005 }",
+        "the 1% quantile 5.68285e-05 fraction is outside the plausible range [0.001, 1]",
+    ),
     (
         "hardware.flops_growth_per_year",
         "quantiles = { p10 = 1.3, p50 = 1.45, p90 = 1e200 }",
@@ -687,9 +711,17 @@ def test_values_the_forecast_cannot_use_are_refused_at_load_with_file_key_and_li
     assert str(err).startswith(f"{path}, line 8, '{key}': ")
 
 
-def test_growth_at_the_compounding_limit_is_accepted(tmp_path: Path) -> None:
-    # 1000x/yr compounds to 1e300 over 100 years: inside float64, so accepted (absurd, not unusable)
+def test_growth_at_the_edge_of_its_plausible_range_is_accepted(tmp_path: Path) -> None:
+    # 100x/yr of frontier compute: absurd as a forecast, but inside the registry's range [0.5, 100]
     path = write(
-        tmp_path, GOOD_HEAD + '[frontier.compute_growth_per_year]\nvalue = 1000\nsource = "x"\n'
+        tmp_path, GOOD_HEAD + '[frontier.compute_growth_per_year]\nvalue = 100\nsource = "x"\n'
     )
-    assert load_overlay(path)["frontier.compute_growth_per_year"].median() == 1000.0
+    assert load_overlay(path)["frontier.compute_growth_per_year"].median() == 100.0
+
+
+def test_every_registry_key_has_a_plausible_range_holding_the_shipped_medians() -> None:
+    shipped = load_priors(PRIORS_DIR / "baseline.toml")
+    for key, spec in PARAMETERS.items():
+        assert spec.plausible is not None, key
+        low, high = spec.plausible
+        assert low <= shipped[key].median() <= high, key

@@ -33,7 +33,12 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from forecast.priors.registry import MAX_COMPOUNDING_YEARS, Domain, ParameterSpec
+from forecast.priors.registry import (
+    MAX_COMPOUNDING_YEARS,
+    PLAUSIBLE_TAIL,
+    Domain,
+    ParameterSpec,
+)
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -520,6 +525,7 @@ def check_usable(spec: ParameterSpec, prior: Prior) -> None:
             raise InvalidPrior(f"{what} is {v:g}: the distribution underflows to 0; narrow it")
         if spec.domain == "unit_interval" and not 0 <= v <= 1:  # pragma: no cover (logit fits)
             raise InvalidPrior(f"{what} is {v:g}, outside [0, 1]")
+    check_plausible(spec, prior)
     if spec.unit == "x/yr":
         years = MAX_COMPOUNDING_YEARS
         for q, v in qs.items():
@@ -535,3 +541,22 @@ def check_usable(spec: ParameterSpec, prior: Prior) -> None:
             log10_normal(*(prior.quantile(q) for q in (0.1, 0.5, 0.9)))
         except ValueError as e:
             raise InvalidPrior(f"not usable as a trend prior: {e}") from None
+
+
+def check_plausible(spec: ParameterSpec, prior: Prior) -> None:
+    """Refuse a prior whose 1% or 99% quantile (or value) is outside ``spec.plausible``."""
+    if spec.plausible is None:
+        return
+    low, high = spec.plausible
+    with np.errstate(over="ignore", under="ignore"):
+        checked = (
+            {"value": prior.quantile(0.5)}
+            if prior.is_point
+            else {f"the {q:.0%} quantile": prior.quantile(q) for q in (PLAUSIBLE_TAIL, 1 - PLAUSIBLE_TAIL)}
+        )
+    for what, v in checked.items():
+        if not low <= v <= high:
+            raise InvalidPrior(
+                f"{what} {v:g} {spec.unit} is outside the plausible range "
+                f"[{low:g}, {high:g}] {spec.unit} of {spec.key} (docs/reliability.md)"
+            )

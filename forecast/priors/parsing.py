@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -205,6 +206,23 @@ def _toml_error_line(e: tomllib.TOMLDecodeError, text: str) -> int:
     return max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
 
 
+MAX_SET_NAME_CHARS = 64
+"""Longest ``[meta] name`` of a prior set (it becomes a ``scenario`` coordinate and a CLI argument)."""
+
+
+def _bad_set_name(name: str) -> str | None:
+    """Why ``name`` cannot name a prior set (scenario), or None."""
+    if len(name) > MAX_SET_NAME_CHARS:
+        return f"meta.name is {len(name)} characters long; at most {MAX_SET_NAME_CHARS}"
+    if unicodedata.normalize("NFKC", name) != name or any(
+        unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name
+    ):
+        return f"meta.name {name!r} has control, invisible or non-normalised characters"
+    if name.strip() != name or name[0] in "=+-@":
+        return f"meta.name {name!r} must not start with a space or one of = + - @"
+    return None
+
+
 def _default_name(file: str) -> str:
     return Path(file).stem if file.endswith(".toml") else file
 
@@ -235,6 +253,8 @@ def loads(
     if not isinstance(set_name, str) or not set_name.strip():
         problems.append(Problem("meta", _find_line(lines, "meta"), "meta.name must be a string"))
         set_name = _default_name(file)
+    elif "name" in meta and (reason := _bad_set_name(set_name)):
+        problems.append(Problem("meta", _find_line(lines, "meta"), reason))
 
     found: dict[str, Prior] = {}
     groups = {k.split(".")[0] for k in PARAMETERS}
@@ -277,7 +297,13 @@ def _load(path: str | Path, *, overlay: bool) -> PriorSet:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise PriorError(path, [Problem(None, None, f"cannot read prior file: {e}")]) from e
+        reason = e.strerror or str(e)
+        raise PriorError(path, [Problem(None, None, f"cannot read prior file: {reason}")]) from e
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise PriorError(
+            path, [Problem(None, line, f"not UTF-8 text (byte {e.object[e.start]:#04x})")]
+        ) from e
     return loads(text, str(path), overlay=overlay, path=path)
 
 

@@ -25,6 +25,7 @@ from typing import Literal
 __all__ = [
     "FRONTIER_SERIES",
     "MAX_COMPOUNDING_YEARS",
+    "PLAUSIBLE_TAIL",
     "PARAMETERS",
     "PROPAGATED_KEYS",
     "RETIRED_KEYS",
@@ -51,6 +52,13 @@ MAX_COMPOUNDING_YEARS = 100
 """Growth rates (x/yr) are compounded over at most this many years (the forecast spans 2024-2045);
 a rate whose 0.1% or 99.9% quantile over- or underflows float64 over that span is refused at load."""
 
+PLAUSIBLE_TAIL = 0.01
+"""A prior's 1% and 99% quantiles (a fixed value: the value; a bounded distribution: its support
+clipped to those quantiles) must lie inside its key's ``plausible`` range, which bounds what a
+forecast of frontier training can mean (e.g. a run of 1 to 3650 days, growth of 0.5 to 10 x/yr
+per hardware spec): a prior outside it is a typo or a unit mistake and is refused at load with
+file, key and line.  The ranges are deliberately wide; they are listed in docs/reliability.md."""
+
 
 @dataclass(frozen=True)
 class ParameterSpec:
@@ -62,8 +70,11 @@ class ParameterSpec:
     role: Role
     description: str
     series: str | None = None  # the fitted series of a trend_growth / trend_level key
+    plausible: tuple[float, float] | None = None  # (low, high) in ``unit``; see PLAUSIBLE_TAIL
 
     def __post_init__(self) -> None:
+        if self.plausible is not None and not self.plausible[0] < self.plausible[1]:
+            raise ValueError(f"{self.key}: plausible range {self.plausible} is empty")
         if self.role not in ROLES:
             raise ValueError(f"{self.key}: unknown role {self.role!r}")
         if (self.series is not None) != (self.role in ("trend_growth", "trend_level")):
@@ -81,6 +92,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of dense 16-bit peak FLOP/s per accelerator",
         "flops",
+        plausible=(0.5, 10),
     ),
     ParameterSpec(
         "hardware.hbm_bandwidth_growth_per_year",
@@ -89,6 +101,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of HBM bandwidth per accelerator",
         "hbm_bandwidth",
+        plausible=(0.5, 10),
     ),
     ParameterSpec(
         "hardware.hbm_capacity_growth_per_year",
@@ -97,6 +110,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of HBM capacity per accelerator",
         "hbm_capacity",
+        plausible=(0.5, 10),
     ),
     ParameterSpec(
         "hardware.scaleup_bandwidth_growth_per_year",
@@ -105,6 +119,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of scale-up (NVLink/ICI) bandwidth per accelerator, per direction",
         "scaleup_bandwidth",
+        plausible=(0.5, 10),
     ),
     ParameterSpec(
         "hardware.scaleout_bandwidth_growth_per_year",
@@ -113,6 +128,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of scale-out (NIC) bandwidth per accelerator, per direction",
         "scaleout_bandwidth",
+        plausible=(0.5, 10),
     ),
     ParameterSpec(
         "hardware.scaleup_domain_size_growth_per_year",
@@ -120,6 +136,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "growth of the frontier scale-up domain size from 72 accelerators in 2025",
+        plausible=(0.5, 10),
     ),
     ParameterSpec(
         "hardware.trend_noise_dex",
@@ -127,6 +144,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "trend_noise",
         "residual scale of log10 hardware specs around their trend",
+        plausible=(0.001, 2),
     ),
     # latency
     ParameterSpec(
@@ -135,6 +153,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "latency per matmul kernel (launch plus tail)",
+        plausible=(0.01, 10000.0),
     ),
     ParameterSpec(
         "latency.allreduce_base_us",
@@ -142,6 +161,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "base latency of an all-reduce (NCCL tree model)",
+        plausible=(0.01, 100000.0),
     ),
     ParameterSpec(
         "latency.intra_domain_hop_us",
@@ -149,6 +169,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "per-hop latency inside a scale-up domain (NCCL tree model)",
+        plausible=(0.001, 10000.0),
     ),
     ParameterSpec(
         "latency.inter_domain_hop_us",
@@ -156,6 +177,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "per-hop latency between scale-up domains (NCCL tree model)",
+        plausible=(0.001, 10000.0),
     ),
     ParameterSpec(
         "latency.change_per_year",
@@ -163,6 +185,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "multiplicative change per year of all latencies (<1 means improving)",
+        plausible=(0.2, 5),
     ),
     # network
     ParameterSpec(
@@ -171,6 +194,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "unit_interval",
         "propagated",
         "achieved fraction of peak link bandwidth in collectives",
+        plausible=(0.001, 1),
     ),
     ParameterSpec(
         "network.scaleout_multiplier",
@@ -178,6 +202,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "scale-out bandwidth relative to one NIC share per GPU (topology/rail assumption)",
+        plausible=(0.01, 100),
     ),
     # training
     ParameterSpec(
@@ -186,6 +211,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "unit_interval",
         "propagated",
         "maximum sustained utilization of peak FLOP/s at small scale",
+        plausible=(0.001, 1),
     ),
     ParameterSpec(
         "training.duration_days",
@@ -193,6 +219,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "wall-clock duration of the training run",
+        plausible=(1, 3650),
     ),
     ParameterSpec(
         "training.bytes_per_number",
@@ -200,6 +227,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "bytes per number moved (2 = BF16, 1 = FP8)",
+        plausible=(0.125, 8),
     ),
     # scaling relations
     ParameterSpec(
@@ -208,6 +236,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "critical batch size of a 2024 frontier model",
+        plausible=(1000.0, 100000000000.0),
     ),
     ParameterSpec(
         "scaling.batch_exponent",
@@ -215,6 +244,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "real",
         "propagated",
         "exponent of the critical batch size on parameter count N",
+        plausible=(-1, 2),
     ),
     ParameterSpec(
         "scaling.batch_reference_params",
@@ -222,6 +252,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "parameter count N0 at which the critical batch equals batch_tokens_2024",
+        plausible=(1000000.0, 1e+16),
     ),
     ParameterSpec(
         "scaling.layers_at_reference",
@@ -229,6 +260,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "layer count L_ref of a model with layer_reference_params parameters",
+        plausible=(1, 100000.0),
     ),
     ParameterSpec(
         "scaling.layer_reference_params",
@@ -236,6 +268,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "parameter count N_ref around which the layer exponent pivots: L = L_ref (N / N_ref)^exponent",
+        plausible=(1000000.0, 1e+16),
     ),
     ParameterSpec(
         "scaling.layer_exponent",
@@ -243,6 +276,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "real",
         "propagated",
         "exponent of the layer count on parameter count N",
+        plausible=(-1, 2),
     ),
     ParameterSpec(
         "scaling.tokens_per_param",
@@ -250,6 +284,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "training tokens per parameter (D = k * N)",
+        plausible=(0.1, 100000.0),
     ),
     ParameterSpec(
         "scaling.moe_experts",
@@ -257,6 +292,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "experts per mixture-of-experts layer (1 = dense model)",
+        plausible=(1, 100000.0),
     ),
     ParameterSpec(
         "scaling.moe_active_experts",
@@ -264,6 +300,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "experts active per token (top-k routing; 1 for a dense model)",
+        plausible=(1, 10000.0),
     ),
     # frontier compute
     ParameterSpec(
@@ -273,6 +310,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of the largest training run's compute",
         FRONTIER_SERIES,
+        plausible=(0.5, 100),
     ),
     ParameterSpec(
         "frontier.compute_2024_flop",
@@ -281,6 +319,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_level",
         "training compute of the largest run of 2024",
         FRONTIER_SERIES,
+        plausible=(1e+20, 1e+30),
     ),
 )
 
