@@ -4,7 +4,7 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
 ``$PREFECT_HOME/storage``):
 
 * ``load-inputs`` - reads and validates data and priors; never cached (it is what detects change),
-  retried on I/O errors;
+  retried on I/O errors (never on a WallcastError: :func:`retry_unless_user_error`);
 * ``fit-trends`` - NUTS fit; one per distinct set of trend priors (scenarios that only change
   propagation inputs share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
   hardware.csv and frontier_runs.csv), ``trend_priors`` (canonical JSON of the trend priors),
@@ -54,7 +54,21 @@ def _trend_key(prior_set: Any) -> str:
 # ----------------------------------------------------------------------------- tasks
 
 
-@task(name="load-inputs", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2)
+def retry_unless_user_error(task: Any, task_run: Any, state: Any) -> bool:
+    """Prefect ``retry_condition_fn``: retry I/O hiccups, never a WallcastError (bad data or
+    priors, a full disk, the convergence gate), which fails the same way on every try."""
+    from forecast.errors import WallcastError
+
+    return not isinstance(getattr(state, "data", None), WallcastError)
+
+
+@task(
+    name="load-inputs",
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=2,
+    retry_condition_fn=retry_unless_user_error,
+)
 def load_inputs_task(
     priors: str | None,
     data_dir: str | None,
@@ -130,7 +144,13 @@ def _latest_fingerprint(outputs_dir: Path) -> tuple[str | None, Path | None]:
         return None, None
 
 
-@task(name="publish", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=2)
+@task(
+    name="publish",
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=2,
+    retry_condition_fn=retry_unless_user_error,
+)
 def publish_task(
     inputs: pipeline.Inputs,
     fit_tree: Any,
@@ -243,7 +263,13 @@ def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict
         return {}
 
 
-@task(name="artifacts", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=2)
+@task(
+    name="artifacts",
+    cache_policy=NO_CACHE,
+    retries=1,
+    retry_delay_seconds=2,
+    retry_condition_fn=retry_unless_user_error,
+)
 def artifacts_task(
     publish_info: dict[str, Any], task_states: dict[str, str], reports: bool = True
 ) -> dict[str, Any]:

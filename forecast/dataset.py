@@ -17,6 +17,7 @@ It imports no JAX, and xarray only where a tree is built.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,10 +47,8 @@ def build_tree(
     return tree
 
 
-def write_tree(tree: xr.DataTree, path: str | Path) -> Path:
-    """Write the tree to NetCDF (h5netcdf engine), numeric arrays gzip-compressed (level 4)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def netcdf_bytes(tree: xr.DataTree) -> bytes:
+    """The tree as NetCDF file contents (h5netcdf engine), numeric arrays gzip-compressed (level 4)."""
     encoding = {}
     for node in tree.subtree:
         ds = node.to_dataset(inherit=False)
@@ -58,5 +57,21 @@ def write_tree(tree: xr.DataTree, path: str | Path) -> Path:
             for name, var in ds.data_vars.items()
             if var.dtype.kind in "fiub" and var.ndim > 0
         }
-    tree.to_netcdf(path, engine=ENGINE, encoding=encoding)
+    return bytes(tree.to_netcdf(None, engine=ENGINE, encoding=encoding))
+
+
+def write_tree(tree: xr.DataTree, path: str | Path) -> Path:
+    """Write the tree to NetCDF (:func:`netcdf_bytes`), fsynced.
+
+    The file is built in memory and written with plain file I/O: HDF5 writing straight to a full
+    disk can crash the process (SIGSEGV) instead of raising, while ``write`` raises ``OSError``
+    (ENOSPC) that the caller can clean up after.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = netcdf_bytes(tree)
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
     return path

@@ -65,6 +65,12 @@ def load_inputs(
     data_dir = paths.data_dir(data_dir)
     scenario_dir = paths.scenarios_dir() if scenario_dir is None else Path(scenario_dir)
     hw_path, fr_path = paths.hardware_path(data_dir), paths.frontier_runs_path(data_dir)
+    for table in (hw_path, fr_path):
+        if not table.is_file():
+            raise WallcastError(
+                f"{table}: no such data table (the data folder {data_dir} needs "
+                f"{hw_path.name} and {fr_path.name}; set --data-dir or WALLCAST_DATA_DIR)"
+            )
     hardware = load_hardware(hw_path)
     frontier = load_frontier_runs(fr_path)
     base = load_priors(paths.default_priors_path() if priors_path is None else priors_path)

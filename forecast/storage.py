@@ -106,6 +106,41 @@ class ForecastNotFoundError(WallcastError, FileNotFoundError):
     """No published forecast where one was expected."""
 
 
+class ForecastReadError(WallcastError):
+    """A forecast file that cannot be read (truncated, empty, corrupted, not a forecast)."""
+
+
+class StorageError(WallcastError):
+    """The outputs folder cannot take a forecast (not a folder, read-only, disk full)."""
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+@contextmanager
+def reading_forecast(path: str | Path) -> Iterator[None]:
+    """Turn any failure to read ``path`` as a forecast into :class:`ForecastReadError`.
+
+    h5py and xarray raise OSError, KeyError, ValueError or TypeError on a truncated, zero-byte or
+    corrupted file or one without the ``forecast`` group; the message names the file.
+    """
+    try:
+        yield
+    except WallcastError:
+        raise
+    except KeyError as exc:
+        raise ForecastReadError(
+            f"{path}: not a wallcast forecast (missing {' '.join(map(str, exc.args)) or 'a group'}); "
+            "publish one with `wallcast run` or pass another --forecast"
+        ) from None
+    except (OSError, ValueError, TypeError, IndexError, RuntimeError) as exc:
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ForecastReadError(
+            f"{path}: cannot read the forecast file (truncated or corrupted?): {reason}"
+        ) from None
+
+
 class LockBusyError(WallcastError):
     """Another process holds the lock (e.g. another refresh is running)."""
 
@@ -305,16 +340,23 @@ def publish(tree: xr.DataTree, outputs_dir: str | Path, forecast_id: str) -> Pat
     final = forecasts / forecast_id
     if final.exists():
         raise WallcastError(f"{final} already exists; forecasts are immutable")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{forecast_id}.", dir=forecasts))
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; a published forecast is for everyone to read
+    tmp = None
     try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{forecast_id}.", dir=forecasts))
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a published forecast is for all to read
         write_tree(tree, tmp / FORECAST_FILE)
         _fsync_dir(tmp)
         os.rename(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    point_latest(outputs_dir, final)
+        tmp = None
+        point_latest(outputs_dir, final)
+    except OSError as exc:
+        raise StorageError(
+            f"{outputs_dir}: cannot publish forecast {forecast_id}: {_os_reason(exc)}; "
+            "latest is unchanged"
+        ) from exc
+    finally:
+        if tmp is not None:  # every failure path, KeyboardInterrupt included
+            shutil.rmtree(tmp, ignore_errors=True)
     return final
 
 
@@ -322,12 +364,16 @@ def point_latest(outputs_dir: Path, target: Path) -> None:
     """Atomically make ``outputs/latest`` name ``target`` (a path relative to outputs_dir)."""
     rel = os.path.relpath(target, outputs_dir)
     fd, tmp = tempfile.mkstemp(prefix=".latest.", dir=outputs_dir)
-    os.fchmod(fd, 0o644)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(rel + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, outputs_dir / LATEST_POINTER)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(rel + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, outputs_dir / LATEST_POINTER)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     _fsync_dir(outputs_dir)
 
 
@@ -387,10 +433,33 @@ def publish_forecast(
     Call it while holding ``<outputs>/.lock`` (:func:`exclusive_lock`).
     """
     outputs_dir = Path(outputs_dir)
-    outputs_dir.mkdir(parents=True, exist_ok=True)
+    check_outputs_writable(outputs_dir)
     clean_stale(outputs_dir)
     published = publish(tree, outputs_dir, forecast_id)
     return published, apply_retention(outputs_dir, keep)
+
+
+def check_outputs_writable(outputs_dir: str | Path) -> Path:
+    """Create ``outputs_dir`` if needed and prove a file can be written there, or
+    :class:`StorageError` (a file in its place, read-only, no space).  Cheap; no Prefect."""
+    outputs_dir = Path(outputs_dir)
+    if outputs_dir.exists() and not outputs_dir.is_dir():
+        raise StorageError(f"{outputs_dir}: the outputs folder is a file, not a folder")
+    try:
+        outputs_dir.mkdir(parents=True, exist_ok=True)
+        forecasts = outputs_dir / FORECASTS_DIR
+        if forecasts.exists() and not forecasts.is_dir():
+            raise StorageError(f"{forecasts}: expected a folder of forecasts, found a file")
+        for folder in (outputs_dir, forecasts) if forecasts.is_dir() else (outputs_dir,):
+            with tempfile.TemporaryFile(prefix=".probe.", dir=folder) as fh:
+                fh.write(b"x")
+                fh.flush()
+                os.fsync(fh.fileno())
+    except OSError as exc:
+        raise StorageError(
+            f"{outputs_dir}: cannot write to the outputs folder: {_os_reason(exc)}"
+        ) from exc
+    return outputs_dir
 
 
 def add_group(forecast_path: str | Path, name: str, ds: xr.Dataset) -> Path:
@@ -436,7 +505,10 @@ def latest_forecast_path(outputs_dir: str | Path | None = None) -> Path:
         raise ForecastNotFoundError(
             f"{pointer}: no published forecast yet; run `wallcast run` first"
         )
-    target = outputs_dir / pointer.read_text().strip()
+    try:
+        target = outputs_dir / pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ForecastReadError(f"{pointer}: cannot read the latest pointer: {exc}") from None
     path = target / FORECAST_FILE
     if not path.exists():
         raise ForecastNotFoundError(f"{pointer} points to {target}, which has no {FORECAST_FILE}")
@@ -476,14 +548,18 @@ def open_forecast(path: str | Path | None = None) -> xr.DataTree:
     """Open a forecast lazily as a DataTree (close it, or use ``with``)."""
     import xarray as xr
 
-    return xr.open_datatree(resolve_forecast_path(path), engine=ENGINE)
+    path = resolve_forecast_path(path)
+    with reading_forecast(path):
+        return xr.open_datatree(path, engine=ENGINE)
 
 
 def load_forecast(path: str | Path | None = None) -> xr.DataTree:
     """A forecast read fully into memory (the file is closed again)."""
+    path = resolve_forecast_path(path)
     tree = open_forecast(path)
     try:
-        return tree.load()
+        with reading_forecast(path):
+            return tree.load()
     finally:
         tree.close()
 
@@ -556,7 +632,8 @@ def read_attrs(path: str | Path | None = None) -> dict[str, Any]:
     """Root attributes of a forecast file (h5py only: no xarray import)."""
     import h5py
 
-    with h5py.File(resolve_forecast_path(path), "r") as h5:
+    path = resolve_forecast_path(path)
+    with reading_forecast(path), h5py.File(path, "r") as h5:
         return {k: _attr(v) for k, v in h5.attrs.items() if k not in _SKIP_ATTRS}
 
 
@@ -571,7 +648,8 @@ def read_variable(
     """
     import h5py
 
-    with h5py.File(resolve_forecast_path(path), "r") as h5:
+    path = resolve_forecast_path(path)
+    with reading_forecast(path), h5py.File(path, "r") as h5:
         node = h5[group]
         dset = node[name]
         dims = tuple(_dim_names(dset))
@@ -600,6 +678,6 @@ def load_forecast_group(
             data_vars[name] = xr.Variable(dims, values, var_attrs)
             coords.update(var_coords)
         return xr.Dataset(data_vars, coords=coords), attrs
-    with xr.open_dataset(path, group="forecast", engine=ENGINE) as ds:
+    with reading_forecast(path), xr.open_dataset(path, group="forecast", engine=ENGINE) as ds:
         ds = ds.load()
     return ds, read_attrs(path)

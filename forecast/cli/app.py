@@ -37,7 +37,8 @@ def report_error(exc: BaseException) -> None:
 
 
 def reports_errors[F: Callable[..., Any]](fn: F) -> F:
-    """Turn a WallcastError raised by a command into ``error: ...`` on stderr and exit 2."""
+    """Turn a WallcastError (or an OSError: read-only or full disk) raised by a command into
+    ``error: ...`` on stderr and exit 2."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -48,8 +49,18 @@ def reports_errors[F: Callable[..., Any]](fn: F) -> F:
         except WallcastError as exc:
             report_error(exc)
             raise typer.Exit(EXIT_USER_ERROR) from None
+        except OSError as exc:  # the file system refused (read-only, full disk, not a folder)
+            report_error(os_error_message(exc))
+            raise typer.Exit(EXIT_USER_ERROR) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def os_error_message(exc: OSError) -> str:
+    """``<file>: <reason>`` of an OSError (its strerror, not Python's repr)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    files = [f for f in (exc.filename, exc.filename2) if f is not None]
+    return f"{' -> '.join(map(str, files))}: {reason}" if files else reason
 
 
 def progress(message: str) -> None:
@@ -86,4 +97,7 @@ def main() -> None:
         app(prog_name="wallcast")
     except WallcastError as exc:  # raised outside a command body (e.g. in a callback)
         report_error(exc)
+        sys.exit(EXIT_USER_ERROR)
+    except OSError as exc:
+        report_error(os_error_message(exc))
         sys.exit(EXIT_USER_ERROR)

@@ -33,33 +33,67 @@ PREFECT_DEFAULTS = {
 }
 
 
+LOG_LEVEL_ENV = "WALLCAST_LOG_LEVEL"
+"""Verbosity of the flow's logs on the terminal (run, ingest, serve): ``INFO`` (default: progress
+lines, no tracebacks), ``WARNING`` (quiet: warnings and the final ``error:`` line), ``DEBUG`` (Prefect's
+own messages and every failed task's traceback)."""
+
+
+def log_level() -> int:
+    """The level named by :data:`LOG_LEVEL_ENV` (default INFO), or a WallcastError."""
+    from forecast.errors import WallcastError
+
+    name = os.environ.get(LOG_LEVEL_ENV, "INFO").strip().upper() or "INFO"
+    level = logging.getLevelNamesMapping().get(name)
+    if level is None:
+        raise WallcastError(
+            f"{LOG_LEVEL_ENV}={name!r} is not a log level; use DEBUG, INFO, WARNING or ERROR"
+        )
+    return level
+
+
 def prefect_defaults() -> None:
     """Apply :data:`PREFECT_DEFAULTS` where the environment does not set them."""
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", logging.getLevelName(log_level()))
 
 
 class _UserErrorsWithoutTraceback(logging.Filter):
-    """Keep a WallcastError's traceback (bad input, the convergence gate) out of the terminal:
-    Prefect logs a failed task with its traceback, and the command already ends with the one
-    ``error: ...`` line.  Prefect's API log handler (the UI) still receives the traceback."""
+    """Keep tracebacks of failed tasks and flows out of the terminal below DEBUG: Prefect logs a
+    failure with its traceback, and the command already ends with the one ``error: ...`` line.
+    Prefect's API log handler (the UI) still receives the traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from forecast.errors import WallcastError
-
-        if record.exc_info and isinstance(record.exc_info[1], WallcastError):
+        if record.exc_info and log_level() > logging.DEBUG:
             record.exc_info = None
             record.exc_text = None
         return True
 
 
 def quiet_user_error_tracebacks() -> None:
-    """Add :class:`_UserErrorsWithoutTraceback` to the terminal log handlers (once)."""
+    """Add :class:`_UserErrorsWithoutTraceback` to the terminal log handlers (once) and keep
+    Prefect's own chatter (the temporary server starting and stopping) below DEBUG quiet, so the
+    ``error:`` line is the last line of a failed run."""
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.StreamHandler) and not any(
             isinstance(f, _UserErrorsWithoutTraceback) for f in handler.filters
         ):
             handler.addFilter(_UserErrorsWithoutTraceback())
+    if log_level() > logging.DEBUG:
+        logging.getLogger("prefect").setLevel(logging.WARNING)
+
+
+def preflight(refresh: RefreshOptions) -> None:
+    """Validate data, priors, scenarios and the outputs folder before any Prefect import: bad
+    input fails in about a second with one ``error:`` line instead of inside the flow."""
+    from forecast import paths, pipeline, storage
+
+    options = refresh.flow_parameters()
+    pipeline.load_inputs(
+        options["priors"], options["data_dir"], options["scenarios"], scenario_dir=None
+    )
+    storage.check_outputs_writable(paths.outputs_dir(options["outputs_dir"]))
 
 
 def _run_refresh(
@@ -72,7 +106,9 @@ def _run_refresh(
     """Run the ``refresh-forecast`` Prefect flow in this process and return its summary."""
     prefect_defaults()
     from flows.refresh import flow_with_task_runner
+    from flows.server_lifecycle import server_dies_with_parent
 
+    server_dies_with_parent()
     quiet_user_error_tracebacks()
     flow = flow_with_task_runner(task_runner.value, dask_address)
     return flow(**refresh.flow_parameters(), republish=republish)
@@ -137,6 +173,8 @@ def run(
     """
     if dask_address and task_runner != TaskRunnerKind.dask:
         task_runner = TaskRunnerKind.dask
+    log_level()  # a bad WALLCAST_LOG_LEVEL fails here, not after the fit
+    preflight(refresh)
     progress(f"refresh-forecast: {refresh.chains} chains x {refresh.draws} draws ...")
     result = _run_refresh(
         refresh, task_runner=task_runner, dask_address=dask_address, republish=republish
@@ -220,7 +258,9 @@ def serve(
     except ValueError as exc:
         raise typer.BadParameter(f"invalid cron expression {cron!r}", param_hint="--cron") from exc
     from flows.serve import serve_forecast
+    from flows.server_lifecycle import server_dies_with_parent
 
+    server_dies_with_parent()
     quiet_user_error_tracebacks()
     if api_port:
         from forecast.service.server import start_api_thread

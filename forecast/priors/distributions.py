@@ -552,7 +552,10 @@ def check_plausible(spec: ParameterSpec, prior: Prior) -> None:
         checked = (
             {"value": prior.quantile(0.5)}
             if prior.is_point
-            else {f"the {q:.0%} quantile": prior.quantile(q) for q in (PLAUSIBLE_TAIL, 1 - PLAUSIBLE_TAIL)}
+            else {
+                f"the {q:.0%} quantile": prior.quantile(q)
+                for q in (PLAUSIBLE_TAIL, 1 - PLAUSIBLE_TAIL)
+            }
         )
     for what, v in checked.items():
         if not low <= v <= high:

@@ -252,7 +252,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "parameter count N0 at which the critical batch equals batch_tokens_2024",
-        plausible=(1000000.0, 1e+16),
+        plausible=(1000000.0, 1e16),
     ),
     ParameterSpec(
         "scaling.layers_at_reference",
@@ -268,7 +268,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "parameter count N_ref around which the layer exponent pivots: L = L_ref (N / N_ref)^exponent",
-        plausible=(1000000.0, 1e+16),
+        plausible=(1000000.0, 1e16),
     ),
     ParameterSpec(
         "scaling.layer_exponent",
@@ -319,7 +319,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_level",
         "training compute of the largest run of 2024",
         FRONTIER_SERIES,
-        plausible=(1e+20, 1e+30),
+        plausible=(1e20, 1e30),
     ),
 )
 
