@@ -89,15 +89,35 @@ def echo_json(obj: Any) -> None:
     typer.echo(json.dumps(obj, indent=2, default=float))
 
 
+def _is_click_error(exc: BaseException) -> bool:
+    """A click/typer usage or parameter error (typer vendors click, so match by shape)."""
+    return all(hasattr(exc, a) for a in ("format_message", "exit_code", "show"))
+
+
 def main() -> None:
     """Entry point of the ``wallcast`` console script and ``python -m forecast``."""
     from forecast.errors import WallcastError
 
     try:
-        app(prog_name="wallcast")
+        status = app(prog_name="wallcast", standalone_mode=False)
     except WallcastError as exc:  # raised outside a command body (e.g. in a callback)
         report_error(exc)
         sys.exit(EXIT_USER_ERROR)
     except OSError as exc:
         report_error(os_error_message(exc))
         sys.exit(EXIT_USER_ERROR)
+    except Exception as exc:
+        if not _is_click_error(exc):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `wallcast` alone: the help, as before
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(EXIT_USER_ERROR)
+        # a bad option or argument: one line naming it, last (click would print a usage box)
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "wallcast"
+        report_error(f"{exc.format_message()} (see '{command} --help')")  # type: ignore[attr-defined]
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+    except KeyboardInterrupt:
+        report_error("interrupted")
+        sys.exit(130)
+    sys.exit(status if isinstance(status, int) else 0)

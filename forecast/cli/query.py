@@ -24,6 +24,15 @@ def forecast_path(forecast: Path | None, outputs_dir: Path | None = None) -> Pat
     return resolve_forecast_path(forecast if forecast is not None else outputs_dir)
 
 
+def _check_prob(value: float) -> float:
+    """``--prob`` in [0.01, 0.99]; NaN and inf are named as such (not "should be <= 0.99")."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number in [0.01, 0.99], got {value}")
+    if not 0.01 <= value <= 0.99:
+        raise typer.BadParameter(f"must be in [0.01, 0.99], got {value}")
+    return value
+
+
 @app.command()
 @reports_errors
 def query(
@@ -37,7 +46,8 @@ def query(
         str | None, typer.Option(help="Scenario; default: the first (baseline).")
     ] = None,
     prob: Annotated[
-        float, typer.Option(min=0.01, max=0.99, help="Probability of the interval.")
+        float,
+        typer.Option(callback=_check_prob, help="Probability of the interval, in [0.01, 0.99]."),
     ] = 0.8,
     json_out: JsonOpt = False,
 ) -> None:
