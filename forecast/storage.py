@@ -106,6 +106,10 @@ class ForecastNotFoundError(WallcastError, FileNotFoundError):
     """No published forecast where one was expected."""
 
 
+FORECAST_GROUP = "forecast"
+"""The group of a forecast file holding the forecast variables (``hit_year``, ``wall_flop``, ...)."""
+
+
 class ForecastReadError(WallcastError):
     """A forecast file that cannot be read (truncated, empty, corrupted, not a forecast)."""
 
@@ -550,7 +554,14 @@ def open_forecast(path: str | Path | None = None) -> xr.DataTree:
 
     path = resolve_forecast_path(path)
     with reading_forecast(path):
-        return xr.open_datatree(path, engine=ENGINE)
+        tree = xr.open_datatree(path, engine=ENGINE)
+    if FORECAST_GROUP not in tree.children:
+        tree.close()
+        raise ForecastReadError(
+            f"{path}: not a wallcast forecast (no '{FORECAST_GROUP}' group); "
+            "publish one with `wallcast run` or pass another --forecast"
+        )
+    return tree
 
 
 def load_forecast(path: str | Path | None = None) -> xr.DataTree:
