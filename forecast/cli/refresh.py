@@ -169,7 +169,9 @@ def run(
     """Run the refresh-forecast flow: fit, propagate every scenario, publish, print the summary.
 
     Steps whose inputs (data, priors, settings, code) did not change are served from Prefect's
-    cache; when nothing changed, no new forecast is published and 'latest' is kept.
+    cache; when nothing changed, no new forecast is published and 'latest' is kept.  Data,
+    priors, scenarios and the outputs folder are validated before the flow starts;
+    WALLCAST_LOG_LEVEL (INFO, WARNING, DEBUG) sets how much of the flow's log is shown.
     """
     if dask_address and task_runner != TaskRunnerKind.dask:
         task_runner = TaskRunnerKind.dask
