@@ -185,7 +185,7 @@ def test_embedded_prefect_server_dies_with_a_sigkilled_parent(tmp_path: Path) ->
             time.sleep(0.2)
         assert server is not None, "the embedded Prefect server never started"
         cmd = dict(_children(parent.pid))[server]
-        assert "flows.server_watchdog" in cmd and str(parent.pid) in cmd
+        assert "flows.server_lifecycle" in cmd and str(parent.pid) in cmd
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         deadline = time.monotonic() + 30
