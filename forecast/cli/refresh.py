@@ -80,8 +80,11 @@ def quiet_user_error_tracebacks() -> None:
             isinstance(f, _UserErrorsWithoutTraceback) for f in handler.filters
         ):
             handler.addFilter(_UserErrorsWithoutTraceback())
-    if log_level() > logging.DEBUG:
+    level = log_level()
+    if level > logging.DEBUG:
         logging.getLogger("prefect").setLevel(logging.WARNING)
+        for runs in ("prefect.flow_runs", "prefect.task_runs"):  # the flow's progress lines
+            logging.getLogger(runs).setLevel(level)
 
 
 def preflight(refresh: RefreshOptions) -> None:
