@@ -107,6 +107,9 @@ def main() -> None:
         report_error(os_error_message(exc))
         sys.exit(EXIT_USER_ERROR)
     except Exception as exc:
+        if type(exc).__name__ == "Abort":  # click's Abort (e.g. Ctrl-C at a prompt)
+            report_error("aborted")
+            sys.exit(1)
         if not _is_click_error(exc):
             raise
         if type(exc).__name__ == "NoArgsIsHelpError":  # `wallcast` alone: the help, as before
