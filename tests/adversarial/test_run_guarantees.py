@@ -198,3 +198,18 @@ def test_embedded_prefect_server_dies_with_a_sigkilled_parent(tmp_path: Path) ->
             parent.wait()
         if server is not None and _alive(server):
             os.kill(server, signal.SIGKILL)
+
+
+def test_scenario_names_are_unique_and_the_same_file_twice_is_one_scenario() -> None:
+    from forecast import pipeline
+    from forecast.errors import WallcastError
+
+    cases = Path(__file__).resolve().parent / "cases" / "run"
+    twin = str(cases / "twin-a.toml")
+    inputs = pipeline.load_inputs(scenarios=["baseline", twin, twin])
+    assert list(inputs.scenarios) == ["baseline", "twin"]
+    assert inputs.scenarios["twin"]["training.duration_days"].median() == 120.0
+    assert inputs.scenarios["baseline"]["training.duration_days"].median() == 90.0
+    with pytest.raises(WallcastError, match="'twin'.*twin-a.toml") as info:
+        pipeline.load_inputs(scenarios=[twin, str(cases / "twin-b.toml")])
+    assert str(info.value).startswith(str(cases / "twin-b.toml"))
