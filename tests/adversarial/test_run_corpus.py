@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversarial._run_harness import (
+from adversarial._run_harness import (
     REPO_ROOT,
     assert_clean_error,
     processes_mentioning,
