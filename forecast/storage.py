@@ -110,8 +110,9 @@ FORECAST_GROUP = "forecast"
 """The group of a forecast file holding the forecast variables (``hit_year``, ``wall_flop``, ...)."""
 
 
-class ForecastReadError(WallcastError):
-    """A forecast file that cannot be read (truncated, empty, corrupted, not a forecast)."""
+class ForecastReadError(WallcastError, OSError):
+    """A forecast file that cannot be read (truncated, empty, corrupted, not a forecast); an
+    OSError too, so readers that skip unreadable files (the service) keep doing so."""
 
 
 class StorageError(WallcastError):
@@ -621,7 +622,8 @@ def read_layout(
     """
     import h5py
 
-    with h5py.File(resolve_forecast_path(path), "r") as h5:
+    path = resolve_forecast_path(path)
+    with reading_forecast(path), h5py.File(path, "r") as h5:
         attrs = {k: _attr(v) for k, v in h5.attrs.items() if k not in _SKIP_ATTRS}
         groups = sorted(k for k in h5 if isinstance(h5[k], h5py.Group))
         node = h5[group]

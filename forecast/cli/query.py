@@ -8,6 +8,7 @@ else ``latest`` of ``--outputs-dir``, else of WALLCAST_OUTPUTS_DIR, else of ``ou
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
