@@ -86,8 +86,8 @@ def test_publish_onto_a_real_full_tmpfs_does_not_crash(tmp_path: Path) -> None:
         (mnt / "filler").write_bytes(b"\0" * 950_000)
         code = f"""
 import sys
-sys.path.insert(0, {str(REPO_ROOT)!r})
-from tests.adversarial.test_run_guarantees import _small_tree
+sys.path[:0] = [{str(REPO_ROOT)!r}, {str(REPO_ROOT / "tests")!r}]
+from adversarial.test_run_guarantees import _small_tree
 from forecast import storage
 try:
     storage.publish_forecast(_small_tree("x"), {str(mnt / "out")!r}, "20260101T000000Z-x")
