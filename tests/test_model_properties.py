@@ -59,6 +59,7 @@ VARIANTS = (
     "allreduce_base_latency_s",
     "hops",
     "duration_s",
+    "scaleup_domain_size",
 )
 
 SETTINGS = settings(
@@ -103,7 +104,13 @@ def _walls_of_variants(hw: Hardware, a: Assumptions, f: float) -> dict[str, tupl
     h = {k: np.full(n, float(v)) for k, v in hw._asdict().items()}
     av = {k: np.full(n, float(v)) for k, v in a._asdict().items()}
     idx = {name: i for i, name in enumerate(VARIANTS)}
-    for field in ("hbm_bandwidth", "scaleup_bandwidth", "scaleout_bandwidth", "hbm_capacity"):
+    for field in (
+        "hbm_bandwidth",
+        "scaleup_bandwidth",
+        "scaleout_bandwidth",
+        "hbm_capacity",
+        "scaleup_domain_size",
+    ):
         h[field][idx[field]] *= f
     for field in ("kernel_latency_s", "allreduce_base_latency_s", "duration_s"):
         av[field][idx[field]] *= f
@@ -197,6 +204,49 @@ def test_more_latency_never_raises_latency_wall(s):
     w = _walls_of_variants(hw, a, f)
     for v in ("kernel_latency_s", "allreduce_base_latency_s", "hops"):
         assert _not_higher(w[v][1], w["base"][1]), _msg(hw, a, f, w, v)
+
+
+# ----------------------------------------------------------------------------- fast path, both walls
+
+MORE_IS_BETTER = (
+    "hbm_bandwidth",
+    "scaleup_bandwidth",
+    "scaleout_bandwidth",
+    "hbm_capacity",
+    "scaleup_domain_size",
+    "duration_s",
+)
+
+
+@SETTINGS
+@given(scenarios())
+@example(TPU_V5P_CASE)
+def test_fast_path_walls_never_fall_with_better_hardware(s):
+    """Issue 11: the fast path itself (used for every forecast draw) is monotone: more HBM,
+    interconnect bandwidth, HBM capacity, a larger scale-up domain or a longer run never lower
+    either wall."""
+    hw, a, f = s
+    w = _walls_of_variants(hw, a, f)
+    for v in MORE_IS_BETTER:
+        for k in (0, 1):
+            assert _not_lower(w[v][k], w["base"][k]), _msg(hw, a, f, w, v)
+
+
+@SETTINGS
+@given(scenarios())
+def test_fast_path_walls_never_rise_with_more_latency(s):
+    hw, a, f = s
+    w = _walls_of_variants(hw, a, f)
+    for v in ("kernel_latency_s", "allreduce_base_latency_s", "hops"):
+        for k in (0, 1):
+            assert _not_higher(w[v][k], w["base"][k]), _msg(hw, a, f, w, v)
+
+
+@FULL_SETTINGS
+@given(scenarios())
+def test_larger_domain_never_lowers_the_dm_wall(s):
+    hw, a, f = s
+    assert _not_lower(_dm_full(hw, a, "scaleup_domain_size", f), _dm_full(hw, a)), (f, hw, a)
 
 
 # ----------------------------------------------------------------------------- data-movement wall
