@@ -34,6 +34,8 @@ from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid
 BUBBLE_RATIOS = (4.0, 16.0)  # microbatches per max(pp, MIN_COARSE_STAGES) in the coarse stage
 MIN_COARSE_STAGES = 4.0  # without a pipeline, gradient accumulation still needs microbatches
 SHORTLIST = 6  # plans per budget (ranked by the coarse stage) with m optimized
+RANKED_STEPS = 6  # bisection steps that rank every plan (later ones reuse the shortlists)
+SCAN_ANCHOR_EVERY = 4  # scan points per ranking of every plan (0.2 dex)
 _SCAN = jnp.arange(21.0, 28.01, 0.5)  # budgets scanned for the small-scale maximum
 SCAN_STEP_DEX = 0.05  # the full search's grid spacing
 DIP_WINDOW_DEX = 1.2  # how far below the bisection's crossing the scan looks for a dip
@@ -97,15 +99,19 @@ def _coarse_utilization(hw, a, log10_flop, grid: PlanGrid):
     return best_plan(ex, ea, shape, grid.tp[..., None], pp, m, grid.two_d[..., None]).utilization
 
 
-def _shortlist_utilization(hw, a, x, grid: PlanGrid, k: int):
-    """Best utilization at ``x`` over the ``k`` plans the coarse stage ranks first, each with
-    its number of microbatches optimized (golden section, as the full search)."""
+def _rank(hw, a, x, grid: PlanGrid, k: int):
+    """Indices (..., k) of the ``k`` plans that the coarse stage ranks best at ``x``."""
     coarse = jnp.max(_coarse_utilization(hw, a, x, grid), axis=-1)
-    _, best = jax.lax.top_k(coarse, k)
-    tp, pp, td = (jnp.take(g, best) for g in (grid.tp, grid.pp, grid.two_d))
+    return jax.lax.top_k(coarse, k)[1]
+
+
+def _exact_utilization(hw, a, x, grid: PlanGrid, idx):
+    """Best utilization at ``x`` over the plans ``idx`` (..., k), each with its number of
+    microbatches optimized (golden section, as the full search)."""
+    tp, pp, td = (jnp.take(g, idx) for g in (grid.tp, grid.pp, grid.two_d))
     shape = model_shape(x[..., None], a)
     res, _ = best_plan_over_m(hw, a, shape, tp, pp, td)
-    return jnp.maximum(jnp.max(res.utilization, axis=-1), jnp.max(coarse, axis=-1))
+    return jnp.max(res.utilization, axis=-1)
 
 
 def _bisect_bounds(predicate, lo, hi, iterations):
@@ -154,31 +160,68 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     x0 = jnp.clip(_SCAN[jnp.argmax(u_scan, axis=-1)], lo, hi)
     top = jnp.maximum(jnp.where(jnp.isfinite(lat), lat, hi), x0)
 
-    def dm_ok(x):
-        return _shortlist_utilization(hw, a, x, dm_grid, SHORTLIST) >= level
+    def ok_with(x, idx):
+        return _exact_utilization(hw, a, x, dm_grid, idx) >= level
+
+    def ranked_ok(x):
+        idx = _rank(hw, a, x, dm_grid, SHORTLIST)
+        return ok_with(x, idx), idx
 
     # The last crossing of an interval that holds the maximum: bisection on the whole range.
-    dm = _bisect(dm_ok, x0, top, iterations + 2)
-    dm = jnp.where(dm_ok(top), jnp.where(jnp.isfinite(lat), top, jnp.inf), dm)
+    # The first RANKED_STEPS steps rank every plan at the midpoint; later steps (a bracket of
+    # < 0.2 dex) reuse the union of the shortlists ranked at the bracket's two ends.
+    ok_lo, idx_lo = ranked_ok(x0)
+    ok_top, idx_hi = ranked_ok(top)
 
-    # Backward scan for an earlier dip: points dm - j step (j = 1..J), each judged by its own
-    # shortlist with m optimized; keep the earliest point below the level.
+    def ranked_step(_, state):
+        lo, hi, idx_lo, idx_hi = state
+        mid = 0.5 * (lo + hi)
+        ok, idx = ranked_ok(mid)
+        return (
+            jnp.where(ok, mid, lo),
+            jnp.where(ok, hi, mid),
+            jnp.where(ok[..., None], idx, idx_lo),
+            jnp.where(ok[..., None], idx_hi, idx),
+        )
+
+    lo, hi, idx_lo, idx_hi = jax.lax.fori_loop(
+        0, RANKED_STEPS, ranked_step, (x0, top, idx_lo, idx_hi)
+    )
+    both = jnp.concatenate([idx_lo, idx_hi], axis=-1)
+    dm = _bisect(lambda x: ok_with(x, both), lo, hi, iterations + 2 - RANKED_STEPS)
+    dm = jnp.where(ok_top, jnp.where(jnp.isfinite(lat), top, jnp.inf), dm)
+
+    # Backward scan for an earlier dip: points dm - j step (j = 1..J), each judged by the union
+    # of the shortlists ranked at the two anchors (every SCAN_ANCHOR_EVERY points) around it;
+    # keep the earliest point below the level.
     n_scan = int(round(DIP_WINDOW_DEX / SCAN_STEP_DEX))
     finite_dm = jnp.where(jnp.isfinite(dm), dm, top)
+    n_anchor = n_scan // SCAN_ANCHOR_EVERY + 2
+    anchors = jnp.stack(
+        [
+            _rank(hw, a, finite_dm - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, SHORTLIST)
+            for q in range(n_anchor)
+        ]
+    )
 
     def scan_body(j, earliest):
         x = finite_dm - SCAN_STEP_DEX * j
-        return jnp.where((x > x0) & ~dm_ok(x), x, earliest)
+        q = j // SCAN_ANCHOR_EVERY
+        idx = jnp.concatenate([anchors[q], anchors[q + 1]], axis=-1)
+        return jnp.where((x > x0) & ~ok_with(x, idx), x, earliest)
 
     earliest = jax.lax.fori_loop(1, n_scan + 1, scan_body, jnp.full(dims, jnp.inf))
     dipped = jnp.isfinite(earliest) & jnp.isfinite(dm)
 
     lo3 = jnp.maximum(jnp.where(dipped, earliest - SCAN_STEP_DEX, x0), x0)
     hi3 = jnp.where(dipped, earliest, lo3 + SCAN_STEP_DEX)
-    dm_dip = _bisect(dm_ok, lo3, hi3, DIP_STEPS)
+    idx3 = jnp.concatenate(
+        [_rank(hw, a, lo3, dm_grid, SHORTLIST), _rank(hw, a, hi3, dm_grid, SHORTLIST)], axis=-1
+    )
+    dm_dip = _bisect(lambda x: ok_with(x, idx3), lo3, hi3, DIP_STEPS)
     dm = jnp.where(dipped, dm_dip, dm)
 
-    dm = jnp.where((u_small > 0) & dm_ok(x0), dm, -jnp.inf)
+    dm = jnp.where((u_small > 0) & ok_lo, dm, -jnp.inf)
     dm = jnp.minimum(dm, lat)
     return dm, lat, u_small
 

@@ -267,41 +267,38 @@ def exposed_gradient_sync(dp_sync, buckets, backward_window):
     return jnp.maximum(dp_sync / buckets, dp_sync - backward_window * (1.0 - 1.0 / buckets))
 
 
-def step_pieces(terms: dict):
-    """(intercepts, slopes), last axis 8: the step time is ``max(intercept + slope * b)``.
+def step_pieces(terms: dict) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
+    """The step time as ``max`` over 8 affine pieces ``intercept + slope * b``.
 
     Layer time = max of 4 affine pieces (arithmetic, HBM, comm, latency); the step is
     ``(m + pp - 1) (L_s layer + overhead) + exposed sync(layer) + optimizer``, increasing in the
     layer time, hence the max over pieces of the step at each piece; the exposed sync is itself
-    a max of two branches (:func:`exposed_gradient_sync`).
+    a max of two branches (:func:`exposed_gradient_sync`).  A list of (intercept, slope) pairs,
+    so that XLA fuses the elementwise max/min over them without materializing a stacked axis.
     """
     m, pp, lps = terms["m"], terms["pp"], terms["layers_per_stage"]
     n = terms["grad_buckets"]
     d = terms["dp_sync"]
-    zero = jnp.zeros_like(terms["arith"])
-    piece_i = [zero, terms["hbm0"], zero, terms["latency"]]
-    piece_s = [terms["arith"], terms["hbm1"], terms["comm"], zero]
+    piece_i = [0.0, terms["hbm0"], 0.0, terms["latency"]]
+    piece_s = [terms["arith"], terms["hbm1"], terms["comm"], 0.0]
     slots = (m + pp - 1.0) * lps
     window = (2.0 / 3.0) * lps * (1.0 - 1.0 / n)  # backward share of the slot, times (1 - 1/n)
     base_i = (m + pp - 1.0) * terms["slot_overhead"]
     opt = terms["optimizer_per_token"]
-    ints, slopes = [], []
+    pieces = []
     for pi, ps in zip(piece_i, piece_s, strict=True):
-        ints.append(base_i + slots * pi + d / n)
-        slopes.append(slots * ps + opt)
-        ints.append(base_i + (slots - window) * pi + d)
-        slopes.append((slots - window) * ps + opt)
-    shape = jnp.broadcast_shapes(*(jnp.shape(x) for x in (*ints, *slopes)))
-    return (
-        jnp.stack([jnp.broadcast_to(x, shape) for x in ints], axis=-1),
-        jnp.stack([jnp.broadcast_to(x, shape) for x in slopes], axis=-1),
-    )
+        pieces.append((base_i + slots * pi + d / n, slots * ps + opt))
+        pieces.append((base_i + (slots - window) * pi + d, (slots - window) * ps + opt))
+    return pieces
 
 
 def step_time(terms: dict, b):
     """Step time (s) of a plan at microbatch ``b`` tokens."""
-    ints, slopes = step_pieces(terms)
-    return jnp.max(ints + slopes * jnp.asarray(b)[..., None], axis=-1)
+    pieces = step_pieces(terms)
+    out = pieces[0][0] + pieces[0][1] * b
+    for i, s in pieces[1:]:
+        out = jnp.maximum(out, i + s * b)
+    return out
 
 
 def best_plan(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d) -> PlanResult:
@@ -313,13 +310,14 @@ def best_from_terms(hw: Hardware, a: Assumptions, shape: ModelShape, t: dict) ->
     """:func:`best_plan` from precomputed :func:`plan_terms`."""
     m_, pp_ = t["m"], t["pp"]
     budget = a.duration_s / shape.steps  # seconds per step
-    ints, slopes = step_pieces(t)
-    budget_ = jnp.asarray(budget)[..., None]
-    ok = jnp.all(ints < budget_, axis=-1) & (pp_ <= shape.layers)
-    b_dead = jnp.min(
-        jnp.where(slopes > 0.0, (budget_ - ints) / jnp.where(slopes > 0.0, slopes, 1.0), _INF),
-        axis=-1,
-    )
+    ok = pp_ <= shape.layers
+    b_dead = _INF
+    for i, s in step_pieces(t):
+        # every slope is > 0 except a latency piece without optimizer cost
+        ok = ok & (i < budget)
+        b_dead = jnp.minimum(
+            b_dead, jnp.where(s > 0.0, (budget - i) / jnp.where(s > 0.0, s, 1.0), _INF)
+        )
     mem_limit = a.memory_fraction * hw.hbm_capacity
     b_mem = (mem_limit - t["mem_static"]) / t["mem_per_token"]
     # dp = B / (m b) >= 1, and >= the number of experts (one expert per data-parallel rank)
