@@ -1,26 +1,22 @@
-"""Monotonicity properties of both walls (Hypothesis, vectorized through ``fast_walls``).
+"""Monotonicity properties of both walls (Hypothesis), on the fast path and the full search.
 
 Each example draws one accelerator near a real part (H100 SXM5, GB200 NVL72 or TPU v5p, every
 rate and capacity scaled by a factor in [0.5, 2]) and assumptions in the prior ranges, then
 evaluates the base and all its perturbations in **one** ``fast_walls`` call of fixed size (one
 compilation for the whole module).  Walls are compared with a tolerance of 0.01 dex, the
-resolution of the bisection.
+resolution of the bisection.  Examples are derandomized and Hypothesis' example database is off,
+so CI sees the same examples.
 
-What holds (checked on 1,500 random draws while writing these tests, and here on derandomized
-examples, without Hypothesis' example database so that CI sees the same examples):
-
-* latency wall (fast path, bisection on feasibility, which is monotone in compute): more
-  scale-up, scale-out or HBM bandwidth, more HBM capacity or a longer run never lower it; more
-  latency never raises it;
-* data-movement wall (full plan search on a fixed compute grid): more bandwidth, capacity or run
-  time never lower it.  It is the first drop of utilization below 80 % of its maximum; every
-  plan's step time falls with more bandwidth, capacity or time, so utilization rises pointwise
-  and the first drop can only come later.  The fast path's bisection has no such guarantee:
-  where a curve dips below the threshold and recovers (tp doubling for memory), it can stop at a
-  later drop on one side of a comparison and an earlier one on the other (up to ~0.3 dex,
-  ``tests/test_model_fast.py``).  The first version of the search also broke this property in
-  the full search, because its microbatch counts were candidates computed from the hardware;
-  optimizing m per plan (``plan.best_plan_over_m``) fixed it (regression test below).
+What holds (issue 11), on the fast path used for every forecast draw and on the full search:
+more HBM, scale-up or scale-out bandwidth, HBM capacity, a larger scale-up domain or a longer run
+never lower either wall; more kernel, collective or hop latency never raises either.  Every
+plan's step time falls with each improvement (a group may leave part of a larger domain unused,
+``forecast.model.plan.collective_latency``), so utilization rises pointwise and the first drop
+below the threshold can only come later; the fast path finds that first drop (a backward dip
+scan after its bisection, ``forecast.model.fast``).  The first version of the search broke the
+HBM property in the full search, because its microbatch counts were candidates computed from
+the hardware; optimizing m per plan (``plan.best_plan_over_m``) fixed it (regression test
+below).
 """
 
 from __future__ import annotations

@@ -197,11 +197,11 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     n_scan = int(round(DIP_WINDOW_DEX / SCAN_STEP_DEX))
     finite_dm = jnp.where(jnp.isfinite(dm), dm, top)
     n_anchor = n_scan // SCAN_ANCHOR_EVERY + 2
-    anchors = jnp.stack(
-        [
-            _rank(hw, a, finite_dm - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, SHORTLIST)
-            for q in range(n_anchor)
-        ]
+    anchors = jax.lax.map(
+        lambda q: _rank(
+            hw, a, finite_dm - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, SHORTLIST
+        ),
+        jnp.arange(n_anchor, dtype=jnp.float64),
     )
 
     def scan_body(j, earliest):
