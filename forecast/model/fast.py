@@ -36,6 +36,8 @@ MIN_COARSE_STAGES = 4.0  # without a pipeline, gradient accumulation still needs
 SHORTLIST = 6  # plans per budget (ranked by the coarse stage) with m optimized
 RANKED_STEPS = 6  # bisection steps that rank every plan (later ones reuse the shortlists)
 SCAN_ANCHOR_EVERY = 4  # scan points per ranking of every plan (0.2 dex)
+VERIFY_SHORTLIST = 24  # plans that confirm a dip found on the scan's shortlist
+VERIFY_ROUNDS = 3  # false alarms dropped per draw
 _SCAN = jnp.arange(21.0, 28.01, 0.5)  # budgets scanned for the small-scale maximum
 SCAN_STEP_DEX = 0.05  # the full search's grid spacing
 DIP_WINDOW_DEX = 1.2  # how far below the bisection's crossing the scan looks for a dip
@@ -196,21 +198,40 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     # keep the earliest point below the level.
     n_scan = int(round(DIP_WINDOW_DEX / SCAN_STEP_DEX))
     finite_dm = jnp.where(jnp.isfinite(dm), dm, top)
+    # Scan points on the full search's absolute grid (multiples of 0.05 dex) at and below the
+    # crossing, as that search sees the curve: a dip narrower than the grid that falls between
+    # two grid points is not seen by either path, so both stay monotone in every input.
+    grid0 = jnp.floor(finite_dm / SCAN_STEP_DEX + 1e-9) * SCAN_STEP_DEX + SCAN_STEP_DEX
+
     n_anchor = n_scan // SCAN_ANCHOR_EVERY + 2
     anchors = jax.lax.map(
-        lambda q: _rank(
-            hw, a, finite_dm - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, SHORTLIST
-        ),
+        lambda q: _rank(hw, a, grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, SHORTLIST),
         jnp.arange(n_anchor, dtype=jnp.float64),
     )
 
-    def scan_body(j, earliest):
-        x = finite_dm - SCAN_STEP_DEX * j
+    def scan_body(j, below):
+        x = grid0 - SCAN_STEP_DEX * j
         q = j // SCAN_ANCHOR_EVERY
         idx = jnp.concatenate([anchors[q], anchors[q + 1]], axis=-1)
-        return jnp.where((x > x0) & ~ok_with(x, idx), x, earliest)
+        return below.at[..., j].set((x > x0) & ~ok_with(x, idx))
 
-    earliest = jax.lax.fori_loop(1, n_scan + 1, scan_body, jnp.full(dims, jnp.inf))
+    below = jax.lax.fori_loop(1, n_scan + 1, scan_body, jnp.zeros((*dims, n_scan + 1), dtype=bool))
+    steps = jnp.arange(n_scan + 1)
+
+    # A point judged below on a shortlist may be a false alarm (the best plan missed): confirm
+    # the earliest one with a longer shortlist, and drop it if that finds a plan above the level.
+    def verify(_, state):
+        below, confirmed = state
+        j = jnp.max(jnp.where(below, steps, 0), axis=-1)
+        x = grid0 - SCAN_STEP_DEX * j
+        idx = _rank(hw, a, x, dm_grid, VERIFY_SHORTLIST)
+        false_alarm = (j > 0) & ~confirmed & ok_with(x, idx)
+        below = below & ~(false_alarm[..., None] & (steps == j[..., None]))
+        return below, confirmed | ((j > 0) & ~false_alarm)
+
+    below, _ = jax.lax.fori_loop(0, VERIFY_ROUNDS, verify, (below, jnp.zeros(dims, dtype=bool)))
+    j_first = jnp.max(jnp.where(below, steps, 0), axis=-1)
+    earliest = jnp.where(j_first > 0, grid0 - SCAN_STEP_DEX * j_first, jnp.inf)
     dipped = jnp.isfinite(earliest) & jnp.isfinite(dm)
 
     lo3 = jnp.maximum(jnp.where(dipped, earliest - SCAN_STEP_DEX, x0), x0)
