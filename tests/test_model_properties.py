@@ -286,5 +286,6 @@ REPRO_A = Assumptions(
 def test_reproducer_hbm_bandwidth_lowers_dm_wall():
     faster = REPRO_HW._replace(hbm_bandwidth=REPRO_HW.hbm_bandwidth * 1.48)
     base, fast = find_walls(REPRO_HW, REPRO_A), find_walls(faster, REPRO_A)
-    assert base.max_utilization == pytest.approx(fast.max_utilization)
+    # (the optimizer step runs at the HBM rate since issue 11: the maxima differ by ~1e-4)
+    assert base.max_utilization == pytest.approx(fast.max_utilization, rel=1e-3)
     assert fast.data_movement_wall_log10_flop >= base.data_movement_wall_log10_flop - TOL
