@@ -5,7 +5,8 @@ every rate and capacity scaled by a lognormal factor (sd 0.4 in ln), and assumpt
 the prior ranges.  Issue 11: both paths define the data-movement wall as the *first* compute
 after the small-scale maximum at which the best plan falls below the threshold, and the fast
 path must find that crossing within 0.05 dex on >= 99 % of draws (measured on 1,000 draws by
-``benchmarks/walls.py --full-draws 1000``, BENCHMARKS.md; here on 16, all of which must agree).
+``benchmarks/walls.py --full-draws 1000``: 997/1000 and 994/1000 for the latency wall,
+BENCHMARKS.md; here on 16, all of which must agree).
 Before, bisection alone stopped at a later crossing on 10-14 % of draws (0.1-0.7 dex).
 """
 

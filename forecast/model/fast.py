@@ -13,9 +13,14 @@ tp in both layouts, every power-of-two pp), and the same definitions:
   number of microbatches of the ``SHORTLIST`` best as the full search does
   (:func:`forecast.model.plan.best_plan_over_m`).  A bisection over the whole range finds a
   crossing; because the utilization curve can dip below the threshold and recover
-  (power-of-two tp and pp), that may be a later one, so a backward scan on the full search's
-  0.05-dex spacing over ``DIP_WINDOW_DEX`` below it looks for the earliest point below the
-  threshold, and a last bisection inside that 0.05-dex bracket finds the first crossing.
+  (power-of-two tp and pp), that may be a later one, so a backward scan over ``DIP_WINDOW_DEX``
+  below it, on the full search's absolute 0.05-dex grid, looks for the earliest grid point below
+  the threshold (confirmed with a ``VERIFY_SHORTLIST``-plan shortlist), and a last bisection
+  inside that 0.05-dex bracket finds the first crossing.  Both paths thus see the same dips (one
+  narrower than the grid is seen by neither), which keeps the fast path monotone in every input.
+
+Agreement with the full search within 0.05 dex on 1,000 random draws: data-movement wall 99.7 %,
+latency wall 99.4 % (BENCHMARKS.md section 1, docs/validation.md section 8.6).
 """
 
 from __future__ import annotations
