@@ -177,7 +177,7 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     # The last crossing of an interval that holds the maximum: bisection on the whole range.
     # The first RANKED_STEPS steps rank every plan at the midpoint; later steps (a bracket of
     # < 0.2 dex) reuse the union of the shortlists ranked at the bracket's two ends.
-    ok_lo, idx_lo = ranked_ok(x0)
+    _, idx_lo = ranked_ok(x0)
     ok_top, idx_hi = ranked_ok(top)
 
     def ranked_step(_, state):
@@ -247,7 +247,9 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     dm_dip = _bisect(lambda x: ok_with(x, idx3), lo3, hi3, DIP_STEPS)
     dm = jnp.where(dipped, dm_dip, dm)
 
-    dm = jnp.where((u_small > 0) & ok_lo, dm, -jnp.inf)
+    # x0 is where a plan of the grid (pp = 1, m optimized) reaches u_small >= level, so the
+    # curve is above the level there by construction (a shortlist may miss that plan).
+    dm = jnp.where(u_small > 0, dm, -jnp.inf)
     dm = jnp.minimum(dm, lat)
     return dm, lat, u_small
 
