@@ -94,7 +94,10 @@ def _small(hw, a):
     hw, a = _lift(hw, a)
     hw = Hardware(*(v[..., None] for v in hw))
     a = Assumptions(*(v[..., None] for v in a))
-    u = jnp.max(_evaluate(hw, a, _SCAN[None, :], _GRIDS[1]).utilization, axis=-1)[0]
+    g = _GRIDS[1]
+    shape = model_shape(_SCAN[None, :, None], a)
+    res, _ = best_plan_over_m(hw, a, shape, g.tp, g.pp, g.two_d)
+    u = jnp.max(res.utilization, axis=-1)[0]
     return jnp.max(u), _SCAN[jnp.argmax(u)]
 
 
@@ -149,6 +152,12 @@ def main() -> None:
     p.add_argument("--loop-draws", type=int, default=200)
     p.add_argument("--chunk", type=int, default=2048, help="fast_walls chunk size")
     p.add_argument("--seed", type=int, default=2030)
+    p.add_argument(
+        "--full-draws",
+        type=int,
+        default=0,
+        help="also compare this many draws with the full plan search (find_walls, ~1 s a draw)",
+    )
     args = p.parse_args()
     n, k = args.draws, min(args.loop_draws, args.draws)
 
@@ -208,6 +217,32 @@ def main() -> None:
             f"  draw {i}: dm fast {dm_fast[i]:.3f} loop {dm_loop[i]:.3f}; "
             f"lat fast {lat_fast[i]:.3f} loop {lat_loop[i]:.3f}"
         )
+
+    if args.full_draws:
+        from forecast.model.search import find_walls
+
+        nf = min(args.full_draws, n)
+        dm_full = np.empty(nf)
+        lat_full = np.empty(nf)
+        t0 = time.perf_counter()
+        for i in range(nf):
+            w = find_walls(
+                Hardware(*(float(v[i]) for v in hw)), Assumptions(*(float(v[i]) for v in a))
+            )
+            dm_full[i], lat_full[i] = w.data_movement_wall_log10_flop, w.latency_wall_log10_flop
+        t_full = time.perf_counter() - t0
+        ok_dm = agree(dm_fast[:nf], dm_full, 0.05)
+        ok_lat = agree(lat_fast[:nf], lat_full, 0.05)
+        print(
+            f"agreement with the full search (find_walls, {t_full:.0f} s) within 0.05 dex on "
+            f"{nf} draws: data-movement wall {ok_dm.sum()}/{nf} ({ok_dm.mean():.1%}), "
+            f"latency wall {ok_lat.sum()}/{nf} ({ok_lat.mean():.1%})"
+        )
+        for i in np.flatnonzero(~(ok_dm & ok_lat))[:20]:
+            print(
+                f"  draw {i}: dm fast {dm_fast[i]:.3f} full {dm_full[i]:.3f}; "
+                f"lat fast {lat_fast[i]:.3f} full {lat_full[i]:.3f}"
+            )
 
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
     speedup = vec_rate / loop_rate

@@ -242,14 +242,18 @@ def epoch_2030_latency():
     return h100_wall_distribution(load_priors(path), n=3000, seed=0)["latency"]
 
 
-def test_epoch_2030_latency_wall_median_close_to_report(epoch_2030_latency):
+def test_epoch_2030_latency_wall_against_report(epoch_2030_latency):
     """Sevilla et al. 2024, Figure 6: median 3e31, 10th percentile 3e30 FLOP.
 
-    Measured with the full plan model: median 6.4e31 at n = 3000 (6.0e31 at n = 4000), so the
-    issue's x2 criterion is met only at the edge; 10th percentile 2.7e30 (criterion x3).
+    Before issue 11 the full plan model gave median 6.4e31 and 10th percentile 2.7e30.  [R]
+    charges every matmul a full all-reduce latency with (ranks in the pod - 1) NVLink hops; the
+    model now charges the one-pass all-gather/reduce-scatter of sequence parallelism (the volume
+    it already charged) and log2(ranks) hops inside a switched domain (docs/validation.md
+    section 8), so the median moves above [R]'s, to 1.4e32 (x4.7; measured, n = 3000), while the
+    10th percentile (4.9e30) stays within x3 of [R]'s.  Not tuned back.
     """
     median = 10 ** np.median(epoch_2030_latency)
-    assert 3e31 / 2.5 <= median <= 3e31 * 2.5
+    assert 3e31 * 2.5 < median <= 3e31 * 10
     low = 10 ** np.quantile(epoch_2030_latency, 0.1)
     assert 3e30 / 3 <= low <= 3e30 * 3
 

@@ -1,17 +1,16 @@
-"""``fast_walls`` (vectorized bisection on a reduced plan grid) against the full plan search.
+"""``fast_walls`` (vectorized bisection and dip scan) against the full plan search.
 
 Draws: real parts of ``data/hardware.csv`` (H100, GB200 NVL72, TPU v5p, MI300X-like, B200) with
 every rate and capacity scaled by a lognormal factor (sd 0.4 in ln), and assumptions uniform in
-the prior ranges.  The latency walls must agree within a factor 1.5 for every draw, the
-data-movement walls for at least 90 % of draws: the fast path bisects, which assumes the
-utilization curve stays above the threshold on one interval of compute, while the full search
-reads the first crossing; where the curve dips below the threshold and recovers (power-of-two
-tp/pp, pp <= layers) the two can differ by up to ~0.6 dex.
+the prior ranges.  Issue 11: both paths define the data-movement wall as the *first* compute
+after the small-scale maximum at which the best plan falls below the threshold, and the fast
+path must find that crossing within 0.05 dex on >= 99 % of draws (measured on 1,000 draws by
+``benchmarks/walls.py --full-draws 1000``: 997/1000 and 994/1000 for the latency wall,
+BENCHMARKS.md; here on 16, all of which must agree).
+Before, bisection alone stopped at a later crossing on 10-14 % of draws (0.1-0.7 dex).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ from forecast.model.fast import fast_walls
 from forecast.model.search import find_walls
 from forecast.validation import COMPARISON_PARTS, comparison_draws
 
-FACTOR = math.log10(1.5)  # 0.176 dex
+AGREE_DEX = 0.05  # issue 11
 N_DRAWS = 16
 
 
@@ -60,31 +59,15 @@ def _diff(x, y) -> float:
 
 def test_latency_walls_agree(comparison):
     hw, a, rows = comparison
-    bad = [r for r in rows if _diff(r[3], r[4]) > FACTOR]
+    bad = [r for r in rows if _diff(r[3], r[4]) > AGREE_DEX]
     assert not bad, _describe(hw, a, bad)
 
 
-def test_data_movement_walls_agree_for_most_draws(comparison):
-    """Within a factor 1.5 for >= 75 % of draws (13 of these 16 agree).
-
-    The issue asks for agreement within 1.5x; the three draws that miss it (4, 12, 15; 0.34-0.73
-    dex) have utilization curves that hover around the threshold: where the tensor-parallel
-    degree must double (memory), utilization dips below 80 % of the maximum and then recovers as
-    the model grows into the larger group.  The full search reports the first drop ("stays at
-    or above"), bisection a later one; ``test_fast_data_movement_wall_never_below_first_crossing``
-    checks that it is never an earlier one.
-    """
+def test_data_movement_walls_agree_within_005_dex(comparison):
+    """The fast path finds the full search's first crossing on each of these 16 draws (the
+    old bisection missed it by 0.34-0.73 dex on 3 of them)."""
     hw, a, rows = comparison
-    bad = [r for r in rows if _diff(r[1], r[2]) > FACTOR]
-    assert len(bad) <= 0.25 * len(rows), _describe(hw, a, bad)
-
-
-def test_fast_data_movement_wall_never_below_first_crossing(comparison):
-    """Bisection keeps ``lo`` on the qualifying side and ``hi`` on the failing side, so it ends at
-    *some* drop below the threshold, never before the first one that the full search reports:
-    fast >= full up to the grids' resolution, for every draw (the one-sided, well-posed part)."""
-    hw, a, rows = comparison
-    bad = [r for r in rows if np.isfinite(r[2]) and r[1] < r[2] - FACTOR]
+    bad = [r for r in rows if _diff(r[1], r[2]) > AGREE_DEX]
     assert not bad, _describe(hw, a, bad)
 
 

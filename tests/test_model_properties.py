@@ -1,26 +1,22 @@
-"""Monotonicity properties of both walls (Hypothesis, vectorized through ``fast_walls``).
+"""Monotonicity properties of both walls (Hypothesis), on the fast path and the full search.
 
 Each example draws one accelerator near a real part (H100 SXM5, GB200 NVL72 or TPU v5p, every
 rate and capacity scaled by a factor in [0.5, 2]) and assumptions in the prior ranges, then
 evaluates the base and all its perturbations in **one** ``fast_walls`` call of fixed size (one
 compilation for the whole module).  Walls are compared with a tolerance of 0.01 dex, the
-resolution of the bisection.
+resolution of the bisection.  Examples are derandomized and Hypothesis' example database is off,
+so CI sees the same examples.
 
-What holds (checked on 1,500 random draws while writing these tests, and here on derandomized
-examples, without Hypothesis' example database so that CI sees the same examples):
-
-* latency wall (fast path, bisection on feasibility, which is monotone in compute): more
-  scale-up, scale-out or HBM bandwidth, more HBM capacity or a longer run never lower it; more
-  latency never raises it;
-* data-movement wall (full plan search on a fixed compute grid): more bandwidth, capacity or run
-  time never lower it.  It is the first drop of utilization below 80 % of its maximum; every
-  plan's step time falls with more bandwidth, capacity or time, so utilization rises pointwise
-  and the first drop can only come later.  The fast path's bisection has no such guarantee:
-  where a curve dips below the threshold and recovers (tp doubling for memory), it can stop at a
-  later drop on one side of a comparison and an earlier one on the other (up to ~0.3 dex,
-  ``tests/test_model_fast.py``).  The first version of the search also broke this property in
-  the full search, because its microbatch counts were candidates computed from the hardware;
-  optimizing m per plan (``plan.best_plan_over_m``) fixed it (regression test below).
+What holds (issue 11), on the fast path used for every forecast draw and on the full search:
+more HBM, scale-up or scale-out bandwidth, HBM capacity, a larger scale-up domain or a longer run
+never lower either wall; more kernel, collective or hop latency never raises either.  Every
+plan's step time falls with each improvement (a group may leave part of a larger domain unused,
+``forecast.model.plan.collective_latency``), so utilization rises pointwise and the first drop
+below the threshold can only come later; the fast path finds that first drop (a backward dip
+scan after its bisection, ``forecast.model.fast``).  The first version of the search broke the
+HBM property in the full search, because its microbatch counts were candidates computed from
+the hardware; optimizing m per plan (``plan.best_plan_over_m``) fixed it (regression test
+below).
 """
 
 from __future__ import annotations
@@ -59,6 +55,7 @@ VARIANTS = (
     "allreduce_base_latency_s",
     "hops",
     "duration_s",
+    "scaleup_domain_size",
 )
 
 SETTINGS = settings(
@@ -103,7 +100,13 @@ def _walls_of_variants(hw: Hardware, a: Assumptions, f: float) -> dict[str, tupl
     h = {k: np.full(n, float(v)) for k, v in hw._asdict().items()}
     av = {k: np.full(n, float(v)) for k, v in a._asdict().items()}
     idx = {name: i for i, name in enumerate(VARIANTS)}
-    for field in ("hbm_bandwidth", "scaleup_bandwidth", "scaleout_bandwidth", "hbm_capacity"):
+    for field in (
+        "hbm_bandwidth",
+        "scaleup_bandwidth",
+        "scaleout_bandwidth",
+        "hbm_capacity",
+        "scaleup_domain_size",
+    ):
         h[field][idx[field]] *= f
     for field in ("kernel_latency_s", "allreduce_base_latency_s", "duration_s"):
         av[field][idx[field]] *= f
@@ -199,6 +202,49 @@ def test_more_latency_never_raises_latency_wall(s):
         assert _not_higher(w[v][1], w["base"][1]), _msg(hw, a, f, w, v)
 
 
+# ----------------------------------------------------------------------------- fast path, both walls
+
+MORE_IS_BETTER = (
+    "hbm_bandwidth",
+    "scaleup_bandwidth",
+    "scaleout_bandwidth",
+    "hbm_capacity",
+    "scaleup_domain_size",
+    "duration_s",
+)
+
+
+@SETTINGS
+@given(scenarios())
+@example(TPU_V5P_CASE)
+def test_fast_path_walls_never_fall_with_better_hardware(s):
+    """Issue 11: the fast path itself (used for every forecast draw) is monotone: more HBM,
+    interconnect bandwidth, HBM capacity, a larger scale-up domain or a longer run never lower
+    either wall."""
+    hw, a, f = s
+    w = _walls_of_variants(hw, a, f)
+    for v in MORE_IS_BETTER:
+        for k in (0, 1):
+            assert _not_lower(w[v][k], w["base"][k]), _msg(hw, a, f, w, v)
+
+
+@SETTINGS
+@given(scenarios())
+def test_fast_path_walls_never_rise_with_more_latency(s):
+    hw, a, f = s
+    w = _walls_of_variants(hw, a, f)
+    for v in ("kernel_latency_s", "allreduce_base_latency_s", "hops"):
+        for k in (0, 1):
+            assert _not_higher(w[v][k], w["base"][k]), _msg(hw, a, f, w, v)
+
+
+@FULL_SETTINGS
+@given(scenarios())
+def test_larger_domain_never_lowers_the_dm_wall(s):
+    hw, a, f = s
+    assert _not_lower(_dm_full(hw, a, "scaleup_domain_size", f), _dm_full(hw, a)), (f, hw, a)
+
+
 # ----------------------------------------------------------------------------- data-movement wall
 
 
@@ -240,5 +286,6 @@ REPRO_A = Assumptions(
 def test_reproducer_hbm_bandwidth_lowers_dm_wall():
     faster = REPRO_HW._replace(hbm_bandwidth=REPRO_HW.hbm_bandwidth * 1.48)
     base, fast = find_walls(REPRO_HW, REPRO_A), find_walls(faster, REPRO_A)
-    assert base.max_utilization == pytest.approx(fast.max_utilization)
+    # (the optimizer step runs at the HBM rate since issue 11: the maxima differ by ~1e-4)
+    assert base.max_utilization == pytest.approx(fast.max_utilization, rel=1e-3)
     assert fast.data_movement_wall_log10_flop >= base.data_movement_wall_log10_flop - TOL

@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 #   wallcast walls -a H100 -a "A100 SXM4 80GB" --json
 # at commit 79e61aa (before the walls service existed; the command ran its own loop over
 # forecast.model.search.find_walls), data/hardware.csv of that commit, on x86-64 CPU with JAX in
-# float64.  They pin the service to the command's numbers; a deliberate change of the model
+# float64; regenerated the same way after the step-time physics of issue 11 (docs/validation.md
+# section 8).  They pin the service to the command's numbers; a deliberate change of the model
 # (forecast/model/) moves them, and then they are regenerated the same way.
 REFERENCE_RECORDS = [
     {
@@ -41,20 +42,20 @@ REFERENCE_RECORDS = [
         "moe_experts": 1,
         "moe_active_experts": 1,
         "utilization_threshold": 0.8,
-        "max_utilization": 0.7000000000000004,
-        "data_movement_wall_flop": 5.201058842941109e28,
-        "data_movement_wall_log10_flop": 28.716091767256867,
-        "latency_wall_flop": 1.958844673505981e31,
-        "latency_wall_log10_flop": 31.291999999999998,
+        "max_utilization": 0.6999277152165637,
+        "data_movement_wall_flop": 3.0635703691263296e28,
+        "data_movement_wall_log10_flop": 28.486227860372974,
+        "latency_wall_flop": 4.549880601500462e31,
+        "latency_wall_log10_flop": 31.657999999999998,
         "plan_at_wall": {
             "tensor_parallel": 64,
             "tensor_parallel_layout": "1D",
-            "pipeline_parallel": 64,
-            "microbatches": 252,
-            "data_parallel": 2948.3830380183813,
-            "microbatch_tokens": 295.69276409489424,
-            "accelerators": 12076576.92372329,
-            "utilization": 0.5600094707107977,
+            "pipeline_parallel": 256,
+            "microbatches": 1299.514906871399,
+            "data_parallel": 434.1576735131651,
+            "microbatch_tokens": 355.33926866907063,
+            "accelerators": 7113239.322839697,
+            "utilization": 0.5600256208766909,
         },
         "hardware": {
             "flops": 989000000000000.0,
@@ -74,20 +75,20 @@ REFERENCE_RECORDS = [
         "moe_experts": 1,
         "moe_active_experts": 1,
         "utilization_threshold": 0.8,
-        "max_utilization": 0.7000000000000004,
-        "data_movement_wall_flop": 6.636268673373239e28,
-        "data_movement_wall_log10_flop": 28.82192396038448,
-        "latency_wall_flop": 1.5922087270511765e31,
-        "latency_wall_log10_flop": 31.202,
+        "max_utilization": 0.6999587375469145,
+        "data_movement_wall_flop": 3.697837047424837e28,
+        "data_movement_wall_log10_flop": 28.56794776919106,
+        "latency_wall_flop": 4.017908108489392e31,
+        "latency_wall_log10_flop": 31.604,
         "plan_at_wall": {
             "tensor_parallel": 128,
             "tensor_parallel_layout": "1D",
-            "pipeline_parallel": 64,
-            "microbatches": 252,
-            "data_parallel": 5962.844563543179,
-            "microbatch_tokens": 152.7639598369702,
-            "accelerators": 48847622.66454572,
-            "utilization": 0.5599763459543166,
+            "pipeline_parallel": 256,
+            "microbatches": 1359.9437584813477,
+            "data_parallel": 830.5799673199663,
+            "microbatch_tokens": 183.602730004702,
+            "accelerators": 27216444.369140655,
+            "utilization": 0.5600225775178774,
         },
         "hardware": {
             "flops": 312000000000000.0,
@@ -225,7 +226,9 @@ def test_curve_carries_the_walls_and_stops_at_the_latency_wall(records):
     for x, u in zip(c["log10_flop"], c["utilization"], strict=True):
         assert (u is None) == (x > lat), x  # no plan finishes past the latency wall
     feasible = [u for u in c["utilization"] if u is not None]
-    assert max(feasible) == pytest.approx(h100["max_utilization"], rel=1e-6)
+    # (the curve's own 0.1-dex grid: since issue 11 the small-scale plateau rises slowly towards
+    # u_max as gradient accumulation amortizes the gradient all-reduce, so grids differ by ~2e-6)
+    assert max(feasible) == pytest.approx(h100["max_utilization"], rel=1e-4)
     assert json.loads(json.dumps(c, allow_nan=False)) == c
 
 

@@ -1,22 +1,26 @@
 """Fast path: both walls for many parameter draws in one vectorized call.
 
-The same plan model as :mod:`forecast.model.search` (closed form in the microbatch size), but
-instead of scanning a fine compute grid for each draw, each wall is found by a vectorized
-bisection on log10 compute:
+The same plan model and the same plan shapes as :mod:`forecast.model.search` (every power-of-two
+tp in both layouts, every power-of-two pp), and the same definitions:
 
-* latency wall: the largest compute at which some plan is feasible at all (bisection over every
-  tensor-parallel option with one microbatch and the deepest pipelines, see
-  :func:`latency_plan_grid`);
-* data-movement wall: the largest compute at which some plan reaches ``threshold`` times the
-  small-scale maximum utilization, in two stages: a coarse bisection over every (tp, pp, layout)
-  with 4, 16 or 64 microbatches per pipeline stage, then a fine bisection over the per-draw
-  shortlist of plans that did best, each with its number of microbatches optimized as in the
-  full search (:func:`forecast.model.plan.best_plan_over_m`).
+* latency wall: the largest compute at which some plan is feasible at all, found by bisection
+  (feasibility is monotone in compute) over every tensor-parallel option with one microbatch and
+  the deepest pipelines (:func:`latency_plan_grid`);
+* data-movement wall: the **first** compute after the small-scale maximum at which the best plan
+  falls below ``threshold`` times that maximum, as in Epoch's simulator and
+  :func:`forecast.model.search.walls_from_curve`.  At each budget the best plan is estimated by
+  ranking every plan with two microbatch counts each (cheap, closed form), then optimizing the
+  number of microbatches of the ``SHORTLIST`` best as the full search does
+  (:func:`forecast.model.plan.best_plan_over_m`).  A bisection over the whole range finds a
+  crossing; because the utilization curve can dip below the threshold and recover
+  (power-of-two tp and pp), that may be a later one, so a backward scan over ``DIP_WINDOW_DEX``
+  below it, on the full search's absolute 0.05-dex grid, looks for the earliest grid point below
+  the threshold (confirmed with a ``VERIFY_SHORTLIST``-plan shortlist), and a last bisection
+  inside that 0.05-dex bracket finds the first crossing.  Both paths thus see the same dips (one
+  narrower than the grid is seen by neither), which keeps the fast path monotone in every input.
 
-Bisection assumes each predicate holds on an interval of compute, which holds for the latency
-wall and almost always for the data-movement wall; where a utilization curve dips below the
-threshold and recovers, bisection may land on a later crossing than the full search's first
-one.  ``tests/test_model_fast.py`` compares both on random draws.
+Agreement with the full search within 0.05 dex on 1,000 random draws: data-movement wall 99.7 %,
+latency wall 99.4 % (BENCHMARKS.md section 1, docs/validation.md section 8.6).
 """
 
 from __future__ import annotations
@@ -32,17 +36,23 @@ from forecast.model.plan import best_plan, best_plan_over_m
 from forecast.model.scaling import model_shape
 from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid
 
-BUBBLE_RATIOS = (4.0, 16.0)  # microbatches per pipeline stage in the coarse stage
-COARSE_STEPS = 5  # bisection steps over every data-movement plan
-SHORTLIST = 8  # plans kept per draw for the fine stage
-FINE_MARGIN_DEX = 0.5  # the fine stage may go this far above the coarse bracket
+BUBBLE_RATIOS = (4.0, 16.0)  # microbatches per max(pp, MIN_COARSE_STAGES) in the coarse stage
+MIN_COARSE_STAGES = 4.0  # without a pipeline, gradient accumulation still needs microbatches
+SHORTLIST = 6  # plans per budget (ranked by the coarse stage) with m optimized
+RANKED_STEPS = 6  # bisection steps that rank every plan (later ones reuse the shortlists)
+SCAN_ANCHOR_EVERY = 4  # scan points per ranking of every plan (0.2 dex)
+VERIFY_SHORTLIST = 24  # plans that confirm a dip found on the scan's shortlist
+VERIFY_ROUNDS = 3  # false alarms dropped per draw
 _SCAN = jnp.arange(21.0, 28.01, 0.5)  # budgets scanned for the small-scale maximum
+SCAN_STEP_DEX = 0.05  # the full search's grid spacing
+DIP_WINDOW_DEX = 1.2  # how far below the bisection's crossing the scan looks for a dip
+DIP_STEPS = 6  # bisection steps inside the 0.05-dex bracket of a dip (resolution 1e-3 dex)
 
 
-def _tp_layouts(max_log2_tp: int = 18, max_log2_tp_1d: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Tensor-parallel options: 1D up to 2^max_log2_tp_1d, 2D (sqrt x sqrt mesh) from 2^4 up."""
-    one_d = 2.0 ** np.arange(0, max_log2_tp_1d + 1)
-    two_d = 2.0 ** np.arange(4, max_log2_tp + 1)
+def _tp_layouts(max_log2_tp: int = 18) -> tuple[np.ndarray, np.ndarray]:
+    """Tensor-parallel options of the full search: 1D from 1, 2D (sqrt x sqrt mesh) from 4."""
+    one_d = 2.0 ** np.arange(0, max_log2_tp + 1)
+    two_d = 2.0 ** np.arange(2, max_log2_tp + 1)
     layout = np.concatenate([np.zeros(one_d.size, bool), np.ones(two_d.size, bool)])
     return np.concatenate([one_d, two_d]), layout
 
@@ -56,7 +66,9 @@ def dm_plan_grid() -> PlanGrid:
 
 
 def small_scale_plan_grid() -> PlanGrid:
-    """Plans for the small-scale maximum utilization: tp <= 1024 (1D), no pipeline, m = 1."""
+    """Plans for the small-scale maximum utilization: tp <= 1024 (1D), no pipeline, the number
+    of microbatches optimized as in the full search (gradient accumulation amortizes the
+    gradient all-reduce, which one microbatch would leave exposed)."""
     tp = 2.0 ** np.arange(0, 11)
     return PlanGrid(tp, np.ones_like(tp), np.ones_like(tp), np.zeros(tp.size, bool))
 
@@ -67,10 +79,10 @@ def latency_plan_grid() -> PlanGrid:
     With one microbatch a step is L layers long whatever pp is; deeper pipelines cut memory and
     gradient traffic per accelerator but add a send per stage.  pp is therefore searched among
     the largest power of two not above L and 2, 4, ..., 64 times less (encoded here as -1 .. -7
-    and resolved per budget in ``_evaluate``).  1D tensor parallelism goes up to 2^14 here: near
-    the latency wall a wide 1D group (one all-reduce per matmul) can beat a 2D mesh (two).
+    and resolved per budget in ``_evaluate``).  Every tp of the full search, both layouts: near
+    the latency wall a wide 1D group (one collective per matmul) can beat a 2D mesh (two).
     """
-    tp, two_d = _tp_layouts(max_log2_tp_1d=14)
+    tp, two_d = _tp_layouts()
     rows = [PlanGrid(tp, np.full(tp.size, -k), np.ones_like(tp), two_d) for k in range(1, 8)]
     return PlanGrid(*(np.concatenate(parts) for parts in zip(*rows, strict=True)))
 
@@ -84,14 +96,29 @@ def _evaluate(hw, a, log10_flop, grid: PlanGrid):
 
 
 def _coarse_utilization(hw, a, log10_flop, grid: PlanGrid):
-    """(..., plans, len(BUBBLE_RATIOS)) utilization with m = ratio x pp (m = 1 if pp = 1)."""
+    """(..., plans, len(BUBBLE_RATIOS)) utilization with m = ratio x max(pp, MIN_COARSE_STAGES)."""
     ex = Hardware(*(v[..., None] for v in hw))
     ea = Assumptions(*(v[..., None] for v in a))
     shape = model_shape(log10_flop[..., None, None], ea)
     ratios = jnp.asarray(BUBBLE_RATIOS)
     pp = grid.pp[..., None]
-    m = jnp.where(pp > 1.0, pp * ratios, 1.0)
+    m = jnp.maximum(pp, MIN_COARSE_STAGES) * ratios
     return best_plan(ex, ea, shape, grid.tp[..., None], pp, m, grid.two_d[..., None]).utilization
+
+
+def _rank(hw, a, x, grid: PlanGrid, k: int):
+    """Indices (..., k) of the ``k`` plans that the coarse stage ranks best at ``x``."""
+    coarse = jnp.max(_coarse_utilization(hw, a, x, grid), axis=-1)
+    return jax.lax.top_k(coarse, k)[1]
+
+
+def _exact_utilization(hw, a, x, grid: PlanGrid, idx):
+    """Best utilization at ``x`` over the plans ``idx`` (..., k), each with its number of
+    microbatches optimized (golden section, as the full search)."""
+    tp, pp, td = (jnp.take(g, idx) for g in (grid.tp, grid.pp, grid.two_d))
+    shape = model_shape(x[..., None], a)
+    res, _ = best_plan_over_m(hw, a, shape, tp, pp, td)
+    return jnp.max(res.utilization, axis=-1)
 
 
 def _bisect_bounds(predicate, lo, hi, iterations):
@@ -132,32 +159,97 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     hw_s = Hardware(*(v[..., None] for v in hw))
     a_s = Assumptions(*(v[..., None] for v in a))
     scan = jnp.broadcast_to(_SCAN, (*dims, _SCAN.size))
-    u_scan = jnp.max(_evaluate(hw_s, a_s, scan, small_grid).utilization, axis=-1)
+    shape_s = model_shape(scan[..., None], a_s)
+    small, _ = best_plan_over_m(hw_s, a_s, shape_s, small_grid.tp, small_grid.pp, small_grid.two_d)
+    u_scan = jnp.max(small.utilization, axis=-1)
     u_small = jnp.max(u_scan, axis=-1)
     level = threshold * u_small
     x0 = jnp.clip(_SCAN[jnp.argmax(u_scan, axis=-1)], lo, hi)
     top = jnp.maximum(jnp.where(jnp.isfinite(lat), lat, hi), x0)
 
-    def coarse_u(x):
-        return _coarse_utilization(hw, a, x, dm_grid)
+    def ok_with(x, idx):
+        return _exact_utilization(hw, a, x, dm_grid, idx) >= level
 
-    def coarse_ok(x):
-        return jnp.max(coarse_u(x), axis=(-2, -1)) >= level
+    def ranked_ok(x):
+        idx = _rank(hw, a, x, dm_grid, SHORTLIST)
+        return ok_with(x, idx), idx
 
-    lo1, hi1 = _bisect_bounds(coarse_ok, x0, top, COARSE_STEPS)
-    # Shortlist the plans (tp, pp, layout) that do best at the coarse bracket.
-    _, best = jax.lax.top_k(jnp.max(coarse_u(lo1), axis=-1), SHORTLIST)
-    tp_s, pp_s, td_s = (jnp.take(g, best) for g in (dm_grid.tp, dm_grid.pp, dm_grid.two_d))
+    # The last crossing of an interval that holds the maximum: bisection on the whole range.
+    # The first RANKED_STEPS steps rank every plan at the midpoint; later steps (a bracket of
+    # < 0.2 dex) reuse the union of the shortlists ranked at the bracket's two ends.
+    _, idx_lo = ranked_ok(x0)
+    ok_top, idx_hi = ranked_ok(top)
 
-    def fine_ok(x):
-        shape = model_shape(x[..., None], a)
-        res, _ = best_plan_over_m(hw, a, shape, tp_s, pp_s, td_s)
-        return jnp.max(res.utilization, axis=-1) >= level
+    def ranked_step(_, state):
+        lo, hi, idx_lo, idx_hi = state
+        mid = 0.5 * (lo + hi)
+        ok, idx = ranked_ok(mid)
+        return (
+            jnp.where(ok, mid, lo),
+            jnp.where(ok, hi, mid),
+            jnp.where(ok[..., None], idx, idx_lo),
+            jnp.where(ok[..., None], idx_hi, idx),
+        )
 
-    hi2 = jnp.minimum(hi1 + FINE_MARGIN_DEX, top)
-    dm = _bisect(fine_ok, lo1, hi2, iterations - COARSE_STEPS + 2)
-    dm = jnp.where(fine_ok(hi2) & (hi2 >= top), jnp.where(jnp.isfinite(lat), top, jnp.inf), dm)
-    dm = jnp.where((u_small > 0) & (fine_ok(x0) | coarse_ok(x0)), dm, -jnp.inf)
+    lo, hi, idx_lo, idx_hi = jax.lax.fori_loop(
+        0, RANKED_STEPS, ranked_step, (x0, top, idx_lo, idx_hi)
+    )
+    both = jnp.concatenate([idx_lo, idx_hi], axis=-1)
+    dm = _bisect(lambda x: ok_with(x, both), lo, hi, iterations + 2 - RANKED_STEPS)
+    dm = jnp.where(ok_top, jnp.where(jnp.isfinite(lat), top, jnp.inf), dm)
+
+    # Backward scan for an earlier dip: points dm - j step (j = 1..J), each judged by the union
+    # of the shortlists ranked at the two anchors (every SCAN_ANCHOR_EVERY points) around it;
+    # keep the earliest point below the level.
+    n_scan = int(round(DIP_WINDOW_DEX / SCAN_STEP_DEX))
+    finite_dm = jnp.where(jnp.isfinite(dm), dm, top)
+    # Scan points on the full search's absolute grid (multiples of 0.05 dex) at and below the
+    # crossing, as that search sees the curve: a dip narrower than the grid that falls between
+    # two grid points is not seen by either path, so both stay monotone in every input.
+    grid0 = jnp.floor(finite_dm / SCAN_STEP_DEX + 1e-9) * SCAN_STEP_DEX + SCAN_STEP_DEX
+
+    n_anchor = n_scan // SCAN_ANCHOR_EVERY + 2
+    anchors = jax.lax.map(
+        lambda q: _rank(hw, a, grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, SHORTLIST),
+        jnp.arange(n_anchor, dtype=jnp.float64),
+    )
+
+    def scan_body(j, below):
+        x = grid0 - SCAN_STEP_DEX * j
+        q = j // SCAN_ANCHOR_EVERY
+        idx = jnp.concatenate([anchors[q], anchors[q + 1]], axis=-1)
+        return below.at[..., j].set((x > x0) & ~ok_with(x, idx))
+
+    below = jax.lax.fori_loop(1, n_scan + 1, scan_body, jnp.zeros((*dims, n_scan + 1), dtype=bool))
+    steps = jnp.arange(n_scan + 1)
+
+    # A point judged below on a shortlist may be a false alarm (the best plan missed): confirm
+    # the earliest one with a longer shortlist, and drop it if that finds a plan above the level.
+    def verify(_, state):
+        below, confirmed = state
+        j = jnp.max(jnp.where(below, steps, 0), axis=-1)
+        x = grid0 - SCAN_STEP_DEX * j
+        idx = _rank(hw, a, x, dm_grid, VERIFY_SHORTLIST)
+        false_alarm = (j > 0) & ~confirmed & ok_with(x, idx)
+        below = below & ~(false_alarm[..., None] & (steps == j[..., None]))
+        return below, confirmed | ((j > 0) & ~false_alarm)
+
+    below, _ = jax.lax.fori_loop(0, VERIFY_ROUNDS, verify, (below, jnp.zeros(dims, dtype=bool)))
+    j_first = jnp.max(jnp.where(below, steps, 0), axis=-1)
+    earliest = jnp.where(j_first > 0, grid0 - SCAN_STEP_DEX * j_first, jnp.inf)
+    dipped = jnp.isfinite(earliest) & jnp.isfinite(dm)
+
+    lo3 = jnp.maximum(jnp.where(dipped, earliest - SCAN_STEP_DEX, x0), x0)
+    hi3 = jnp.where(dipped, earliest, lo3 + SCAN_STEP_DEX)
+    idx3 = jnp.concatenate(
+        [_rank(hw, a, lo3, dm_grid, SHORTLIST), _rank(hw, a, hi3, dm_grid, SHORTLIST)], axis=-1
+    )
+    dm_dip = _bisect(lambda x: ok_with(x, idx3), lo3, hi3, DIP_STEPS)
+    dm = jnp.where(dipped, dm_dip, dm)
+
+    # x0 is where a plan of the grid (pp = 1, m optimized) reaches u_small >= level, so the
+    # curve is above the level there by construction (a shortlist may miss that plan).
+    dm = jnp.where(u_small > 0, dm, -jnp.inf)
     dm = jnp.minimum(dm, lat)
     return dm, lat, u_small
 
@@ -178,8 +270,8 @@ def fast_walls(
     small scale (1e21..1e28 FLOP).  -inf: not even the smallest budget of the range qualifies;
     +inf: beyond the range.  The data-movement wall never exceeds the latency wall.  The
     latency wall takes ``iterations + 2`` bisection steps on the whole range (1e-3 dex for 14
-    steps on 20 dex); the data-movement wall ``COARSE_STEPS`` coarse and
-    ``iterations - COARSE_STEPS + 2`` fine steps.
+    steps on 20 dex); the data-movement wall as many, then ``DIP_WINDOW_DEX / SCAN_STEP_DEX``
+    scan points and ``DIP_STEPS`` bisection steps inside a dip's bracket.
     """
     a = Assumptions() if a is None else a
     grids = tuple(

@@ -72,16 +72,46 @@ class Assumptions(NamedTuple):
     kernel_latency_s
         Minimum time of one matmul kernel: 4.5 us (A100 measurement cited by [R]).
     allreduce_base_latency_s, intra_domain_hop_s, inter_domain_hop_s
-        NCCL low-latency tree model: base + 2 * ((ranks_in_domain - 1) * intra + log2(domains) * inter);
-        6.8 / 0.6 / 5.0 us are NCCL's LL Tree constants (NVIDIA nccl src/graph/tuning.cc, 2026).
+        Latency of one collective over ``r`` ranks in each of ``k`` scale-up domains:
+        ``base + passes * (log2(r) * intra + log2(k) * inter)``, ``passes`` = 2 for an all-reduce
+        (reduce, then broadcast) and 1 for an all-gather or reduce-scatter.  A scale-up domain is
+        *switched* (NVSwitch, ICI torus wrap-around, xGMI full mesh): every rank reaches every
+        other in one switch traversal, so a tree or recursive-doubling step costs one hop and a
+        collective inside the domain takes log2(r) steps, not a chain of r - 1 hops.  NCCL's
+        tuner charges ``(ranks_per_node - 1)`` NVLink hops because its tree runs a *chain* inside
+        an 8-GPU node; extrapolating that chain to a 72- or 576-GPU domain gives 40-350 us per
+        all-reduce, while NCCL itself switches to NVLS (in-switch reduction) there, whose model
+        latency is a constant 25 us for any rank count (Simple protocol).  6.8 / 0.6 / 5.0 us are
+        NCCL's LL Tree base, NVLink-hop and network-hop constants (NVIDIA nccl
+        src/graph/tuning.cc, https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc).
+        Check against measurements: the model gives 8.0 us for a 2-rank all-reduce (measured
+        about 6 us on 2x H100 with NVLS, NVIDIA/nccl issue #1259) and 10.4 us for 8 ranks (the
+        NCCL chain model: 15 us, ring LL).  A plan may also use fewer ranks of a domain than it
+        has (one rank per domain): each collective term takes the cheaper of the two layouts, so
+        a larger domain never costs more.
     serial_ops_per_layer
         Serial matmul+collective steps per layer, forward and backward: 8 (4 matmuls x 2) [R].
     weight_reads_per_microbatch
         Times each weight crosses HBM per microbatch (forward, two backward matmuls, gradient
         accumulation): 4 [R].
+    hbm_efficiency
+        Fraction of peak HBM bandwidth that streaming kernels reach: 0.85.  Jia et al. 2018
+        ("Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", arXiv 1804.06826)
+        measured 750 of 900 GB/s (83 %) on V100; STREAM-like kernels (BabelStream, Deakin et al.,
+        https://github.com/UoB-HPC/BabelStream) reach 80-90 % of the HBM peak on A100/H100/MI250X
+        class parts.  Arithmetic runs at ``max_utilization`` and networks at
+        ``collective_efficiency``; HBM gets its own factor.
+    gradient_reduce_bytes
+        Bytes per gradient in the data-parallel reduction and the gradient buffer: 4 (FP32).
+        Megatron-LM accumulates and all-reduces gradients in FP32 whenever it trains in BF16
+        (``accumulate_allreduce_grads_in_fp32`` is forced on for ``--bf16``, megatron/training/
+        arguments.py, https://github.com/NVIDIA/Megatron-LM); 2 = reduce at BF16 (PyTorch FSDP's
+        ``reduce_dtype`` = parameter dtype).  Default FP32.
     optimizer_bytes_per_param
         FP32 master weights + Adam moments = 12 bytes/param, sharded over data-parallel ranks
-        (ZeRO-1, Rajbhandari et al. 2020).
+        (ZeRO-1, Rajbhandari et al. 2020).  The optimizer step reads and writes that shard once
+        per step (plus the gradient shard and the new weights) at the HBM rate, after the
+        gradient reduction.
     activation_bytes_per_token_dim
         Stored activations per token per d_model per layer with selective recomputation and
         sequence parallelism: 34 bytes at 16 bit (Korthikanti et al. 2022), divided by the
@@ -125,6 +155,8 @@ class Assumptions(NamedTuple):
     min_microbatch_tokens: Any = 1.0
     moe_experts: Any = 1.0
     moe_active_experts: Any = 1.0
+    hbm_efficiency: Any = 0.85
+    gradient_reduce_bytes: Any = 4.0
 
     @property
     def duration_days(self) -> Any:

@@ -1,27 +1,39 @@
 """Step time and utilization of one parallel plan, with the best microbatch in closed form.
 
-A plan is data-parallel ``dp`` x pipeline ``pp`` x tensor-parallel ``tp`` (1D Megatron-style, or
-2D on a sqrt(tp) x sqrt(tp) mesh) with ``m`` microbatches of ``b`` tokens per replica and step
-(structure of Schneider-Joseph's ml_par_sim [E] and Erdil & Schneider-Joseph 2024 [P]).
+A plan is data-parallel ``dp`` x pipeline ``pp`` x tensor-parallel ``tp`` (1D Megatron-style with
+sequence parallelism, or 2D on a sqrt(tp) x sqrt(tp) mesh) with ``m`` microbatches of ``b`` tokens
+per replica and step (structure of Schneider-Joseph's ml_par_sim [E] and Erdil &
+Schneider-Joseph 2024 [P]).
 
 Per layer and microbatch, on one accelerator, each phase costs the largest of
 
 * arithmetic   ``6 (N/L) b / (tp H u_max)``;
-* HBM          weights read ``weight_reads`` times plus activation traffic;
-* tensor comm  all-reduces (1D) or all-gathers/reduce-scatters on both mesh axes (2D), over a
-  **hierarchical** network: inside the scale-up domain at scale-up speed, across domains on the
-  accelerator's NIC share, reducing inside the domain first;
-* latency      ``serial_ops * (kernel + all-reduce latency)`` from NCCL's tree model,
+* HBM          weights read ``weight_reads`` times plus activation traffic, at ``hbm_efficiency``
+  of the peak bandwidth;
+* tensor comm  1D: per layer 4 all-gathers and 4 reduce-scatters of ``b d p`` bytes (sequence
+  parallelism, Korthikanti et al. 2022: two of each forward, two backward), i.e. 8 one-pass
+  collectives on the 8 serial matmul steps; 2D: all-gathers/reduce-scatters on both mesh axes;
+  over a **hierarchical** network: inside the scale-up domain at scale-up speed, across domains on
+  the accelerator's NIC share;
+* pipeline sends of the activation (forward) and its gradient (backward), ``2 b d p / tp`` bytes
+  per stage and microbatch on the NIC, spread over the stage's layers;
+* latency      ``serial_ops * (kernel + collective latency)``: a switched domain costs log2(r)
+  hops, the network log2(domains) hops (:func:`collective_latency`);
 
-because data movement overlaps compute across microbatches [E].  A step is ``(m + pp - 1)``
-pipeline slots (the bubble) and a data-parallel gradient all-reduce that overlaps the bubble
-and the last backward pass.  Memory holds weights and gradients (sharded by pp x tp), optimizer
-state (also sharded over dp, ZeRO-1) and the activations of up to ``pp`` microbatches in flight.
+because data movement overlaps compute across microbatches [E].  The pipeline runs 1F1B:
+``(m + pp - 1)`` slots.  Gradients are complete only when a stage's last backward pass is done,
+and stage 0 runs the last backward pass of the step; its gradients are reduced in per-layer
+buckets, each launched when the layer's last backward is done, so the data-parallel all-reduce
+overlaps at most the rest of that backward pass (:func:`exposed_gradient_sync`), never the
+pipeline bubble.  The optimizer step (read and write the optimizer-state shard) follows.  Memory
+holds weights and gradients (sharded by pp x tp), optimizer state (also sharded over dp, ZeRO-1)
+and the activations of up to ``pp`` microbatches in flight.
 
-Every term is affine in the microbatch size ``b``, so the step time is a maximum of increasing
-affine functions of ``b``.  Utilization grows with ``b`` (weights and latency are amortized) and
-the run must finish in time, so the best ``b`` is the largest one that meets the deadline, the
-memory limit and dp >= 1: a closed form, no inner search.  The data-parallel degree follows as
+The step time is an increasing function of the layer time, and every piece of the layer time is
+affine in the microbatch size ``b``, so the step time is a maximum of increasing affine functions
+of ``b`` (:func:`step_pieces`).  Utilization grows with ``b`` (weights and latency are amortized)
+and the run must finish in time, so the best ``b`` is the largest one that meets the deadline,
+the memory limit and dp >= 1: a closed form, no inner search.  The data-parallel degree follows as
 ``dp = B / (m b)`` (continuous: at these scales rounding is immaterial).
 """
 
@@ -49,11 +61,26 @@ class PlanResult(NamedTuple):
     step_time_s: jnp.ndarray
 
 
-def allreduce_latency(ranks_in_domain, domains, a: Assumptions):
-    """NCCL tree all-reduce latency: base + 2((r - 1) intra + log2(k) inter) seconds."""
-    return a.allreduce_base_latency_s + 2.0 * (
-        (ranks_in_domain - 1.0) * a.intra_domain_hop_s + jnp.log2(domains) * a.inter_domain_hop_s
+def collective_latency(ranks_in_domain, domains, a: Assumptions, passes=2.0):
+    """Latency (s) of one collective: base + passes (log2(r) intra + log2(k) inter).
+
+    ``passes`` = 2 for an all-reduce (reduce then broadcast), 1 for an all-gather, a
+    reduce-scatter or an all-to-all.  Inside a switched scale-up domain a tree step is one switch
+    traversal, so ``r`` ranks take log2(r) steps (see ``Assumptions``).  The group may instead
+    use one rank per domain (r = 1, k = r k): the cheaper layout is taken, so neither a larger
+    domain nor a lower hop latency ever costs more.
+    """
+    group = ranks_in_domain * domains
+    filled = jnp.log2(ranks_in_domain) * a.intra_domain_hop_s + jnp.log2(domains) * (
+        a.inter_domain_hop_s
     )
+    spread = jnp.log2(group) * a.inter_domain_hop_s
+    return a.allreduce_base_latency_s + passes * jnp.minimum(filled, spread)
+
+
+def allreduce_latency(ranks_in_domain, domains, a: Assumptions):
+    """All-reduce latency (s): :func:`collective_latency` with two passes."""
+    return collective_latency(ranks_in_domain, domains, a, 2.0)
 
 
 def _group_layout(group, domain):
@@ -67,9 +94,14 @@ def _collective_time_per_byte(r, k, w_up, w_out, passes):
 
     ``passes`` = 2 for an all-reduce (reduce-scatter + all-gather), 1 for an all-gather or a
     reduce-scatter.  Inside the domain ``(r-1)/r`` of the data crosses scale-up links; across
-    domains each accelerator carries ``1/r`` of it on its own NIC share.
+    domains each accelerator carries ``1/r`` of it on its own NIC share.  The group may also
+    use one rank per domain (everything on the NIC): the cheaper layout is taken, so a larger
+    domain never costs more.
     """
-    return passes * ((r - 1.0) / r / w_up + (k - 1.0) / k / (r * w_out))
+    filled = (r - 1.0) / r / w_up + (k - 1.0) / k / (r * w_out)
+    group = r * k
+    spread = (group - 1.0) / group / w_out
+    return passes * jnp.minimum(filled, spread)
 
 
 def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d):
@@ -98,15 +130,18 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
     arith = 6.0 * n_layer / (tp * hw.flops * a.max_utilization)
 
     g = jnp.sqrt(tp)
+    hbm_rate = hw.hbm_bandwidth * a.hbm_efficiency
     act_full = jnp.where(two_d, 12.0 / g, 12.0)
-    hbm0 = a.weight_reads_per_microbatch * p * n_held / (tp * hw.hbm_bandwidth)
-    hbm1 = p * d * (act_full + 60.0 / tp) / hw.hbm_bandwidth
+    hbm0 = a.weight_reads_per_microbatch * p * n_held / (tp * hbm_rate)
+    hbm1 = p * d * (act_full + 60.0 / tp) / hbm_rate
 
-    # 1D: 4 all-reduces of b*d*p bytes per layer (2 forward, 2 backward).
+    # 1D with sequence parallelism: per layer 4 all-gathers + 4 reduce-scatters of b d p bytes
+    # (one pass each; the volume of 4 all-reduces), one on each of the 8 serial matmul steps.
     r1, k1 = _group_layout(tp, domain)
-    comm_1d = 4.0 * p * d * _collective_time_per_byte(r1, k1, w_up, w_out, 2.0)
-    lat_1d = jnp.where(tp > 1.0, allreduce_latency(r1, k1, a), 0.0)
-    # 2D: per axis, gathers/scatters of 24 b d p / g bytes per layer; axis A fills the domain first.
+    comm_1d = 8.0 * p * d * _collective_time_per_byte(r1, k1, w_up, w_out, 1.0)
+    lat_1d = jnp.where(tp > 1.0, collective_latency(r1, k1, a, 1.0), 0.0)
+    # 2D: per axis, gathers/scatters of 24 b d p / g bytes per layer; axis A fills the domain
+    # first.  Each serial step gathers on one axis and scatters on the other (one pass each).
     ra, ka = _group_layout(g, domain)
     rb = jnp.clip(domain / ra, 1.0, g)
     kb = g / rb
@@ -120,7 +155,9 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
             + _collective_time_per_byte(rb, kb, w_up, w_out, 1.0)
         )
     )
-    lat_2d = jnp.where(g > 1.0, allreduce_latency(ra, ka, a) + allreduce_latency(rb, kb, a), 0.0)
+    lat_2d = jnp.where(
+        g > 1.0, collective_latency(ra, ka, a, 1.0) + collective_latency(rb, kb, a, 1.0), 0.0
+    )
     comm = jnp.where(two_d, comm_2d, comm_1d)
     latency = a.serial_ops_per_layer * (a.kernel_latency_s + jnp.where(two_d, lat_2d, lat_1d))
 
@@ -135,13 +172,27 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
 
     layers_per_stage = shape.layers / pp
     slot_overhead = jnp.where(pp > 1.0, a.kernel_latency_s + a.inter_domain_hop_s, 0.0)
+    # Pipeline sends: the activation forward and its gradient backward, b d p / tp bytes each
+    # per accelerator (sequence-parallel shards), on the NIC (stages sit in different domains),
+    # overlapping compute like the other data movement: a per-layer share of the slot.
+    send = jnp.where(pp > 1.0, 2.0 * p * d / (tp * w_out) / layers_per_stage, 0.0)
+    comm = jnp.maximum(comm, send)
 
-    # Data-parallel gradient all-reduce: replicas sharing a domain reduce there first.
-    grad_bytes = p * n_held * shape.layers / (pp * tp)
+    # Data-parallel gradient all-reduce at ``gradient_reduce_bytes`` per gradient, in per-layer
+    # buckets: replicas sharing a domain reduce there first.  Each bucket pays an all-reduce
+    # latency over dp ranks, taken at its largest (dp = B / m, one-token microbatches): an upper
+    # bound that keeps the step time affine in b (log2 dp is within ~10 of it at the walls).
+    grad_params = n_held * shape.layers / (pp * tp)
     r_dp = jnp.maximum(domain / tp, 1.0)
-    dp_sync = grad_bytes * 2.0 * ((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out))
+    dp_bytes_time = (
+        a.gradient_reduce_bytes
+        * grad_params
+        * 2.0
+        * jnp.minimum((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out), 1.0 / w_out)
+    )
+    grad_buckets = jnp.maximum(layers_per_stage, 1.0)
 
-    mem_static = 2.0 * p * n_held * shape.layers / (pp * tp)
+    mem_static = (p + a.gradient_reduce_bytes) * grad_params
     terms = {
         "tp": tp,
         "pp": pp,
@@ -152,8 +203,22 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
         "latency": latency,
         "layers_per_stage": layers_per_stage,
         "slot_overhead": slot_overhead,
-        "dp_sync": dp_sync,
+        "dp_bytes_time": dp_bytes_time,
+        "dp_r": r_dp,
+        "grad_buckets": grad_buckets,
+        "batch_tokens": shape.batch_tokens,
+        # latency constants of the data-parallel all-reduce (its domain count depends on m)
+        "dp_latency_base_s": a.allreduce_base_latency_s,
+        "dp_latency_intra_s": a.intra_domain_hop_s,
+        "dp_latency_inter_s": a.inter_domain_hop_s,
         "mem_static": mem_static,
+        # Optimizer step per step and per microbatch token of the m microbatches: the shard of a
+        # replica is 1/dp = m b / B of the stage's parameters (experts: sharded over dp/experts);
+        # it reads and writes the optimizer state, reads the gradient, writes the weights.
+        "optimizer_per_m": (2.0 * a.optimizer_bytes_per_param + a.gradient_reduce_bytes + p)
+        * grad_params
+        * experts
+        / (shape.batch_tokens * hbm_rate),
         # Memory per microbatch token: optimizer shards grow with m (fewer replicas at a fixed
         # batch), activations with the microbatches in flight, min(m, pp).
         # experts' optimizer state is sharded over dp / experts replicas only
@@ -180,18 +245,60 @@ def with_microbatches(terms: dict, m) -> dict:
         terms["mem_optimizer_per_m"] * m
         + jnp.minimum(m, terms["pp"]) * terms["mem_activation_per_microbatch"]
     )
+    out["optimizer_per_token"] = terms["optimizer_per_m"] * m
+    r = terms["dp_r"]
+    k = jnp.maximum(terms["batch_tokens"] / (m * r), 1.0)
+    lat = Assumptions(
+        allreduce_base_latency_s=terms["dp_latency_base_s"],
+        intra_domain_hop_s=terms["dp_latency_intra_s"],
+        inter_domain_hop_s=terms["dp_latency_inter_s"],
+    )
+    out["dp_sync"] = terms["dp_bytes_time"] + terms["grad_buckets"] * allreduce_latency(r, k, lat)
     return out
+
+
+def exposed_gradient_sync(dp_sync, buckets, backward_window):
+    """Time the gradient all-reduce adds after stage 0's last backward pass ends.
+
+    ``buckets`` equal buckets of ``dp_sync / buckets`` seconds each are launched as the last
+    backward pass (``backward_window`` seconds) finishes each layer and are reduced one after
+    another: the last ends ``max(dp_sync / n, dp_sync - window (1 - 1/n))`` after the backward.
+    """
+    return jnp.maximum(dp_sync / buckets, dp_sync - backward_window * (1.0 - 1.0 / buckets))
+
+
+def step_pieces(terms: dict) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
+    """The step time as ``max`` over 8 affine pieces ``intercept + slope * b``.
+
+    Layer time = max of 4 affine pieces (arithmetic, HBM, comm, latency); the step is
+    ``(m + pp - 1) (L_s layer + overhead) + exposed sync(layer) + optimizer``, increasing in the
+    layer time, hence the max over pieces of the step at each piece; the exposed sync is itself
+    a max of two branches (:func:`exposed_gradient_sync`).  A list of (intercept, slope) pairs,
+    so that XLA fuses the elementwise max/min over them without materializing a stacked axis.
+    """
+    m, pp, lps = terms["m"], terms["pp"], terms["layers_per_stage"]
+    n = terms["grad_buckets"]
+    d = terms["dp_sync"]
+    piece_i = [0.0, terms["hbm0"], 0.0, terms["latency"]]
+    piece_s = [terms["arith"], terms["hbm1"], terms["comm"], 0.0]
+    slots = (m + pp - 1.0) * lps
+    window = (2.0 / 3.0) * lps * (1.0 - 1.0 / n)  # backward share of the slot, times (1 - 1/n)
+    base_i = (m + pp - 1.0) * terms["slot_overhead"]
+    opt = terms["optimizer_per_token"]
+    pieces = []
+    for pi, ps in zip(piece_i, piece_s, strict=True):
+        pieces.append((base_i + slots * pi + d / n, slots * ps + opt))
+        pieces.append((base_i + (slots - window) * pi + d, (slots - window) * ps + opt))
+    return pieces
 
 
 def step_time(terms: dict, b):
     """Step time (s) of a plan at microbatch ``b`` tokens."""
-    layer = jnp.maximum(
-        jnp.maximum(terms["arith"] * b, terms["hbm0"] + terms["hbm1"] * b),
-        jnp.maximum(terms["comm"] * b, terms["latency"]),
-    )
-    slot = terms["layers_per_stage"] * layer + terms["slot_overhead"]
-    m, pp = terms["m"], terms["pp"]
-    return jnp.maximum((m + pp - 1.0) * slot, (m - 2.0 / 3.0) * slot + terms["dp_sync"])
+    pieces = step_pieces(terms)
+    out = pieces[0][0] + pieces[0][1] * b
+    for i, s in pieces[1:]:
+        out = jnp.maximum(out, i + s * b)
+    return out
 
 
 def best_plan(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d) -> PlanResult:
@@ -203,15 +310,14 @@ def best_from_terms(hw: Hardware, a: Assumptions, shape: ModelShape, t: dict) ->
     """:func:`best_plan` from precomputed :func:`plan_terms`."""
     m_, pp_ = t["m"], t["pp"]
     budget = a.duration_s / shape.steps  # seconds per step
-    lps = t["layers_per_stage"]
-    # Slot-time budgets from the two step pieces.
-    slot_budget = jnp.minimum(budget / (m_ + pp_ - 1.0), (budget - t["dp_sync"]) / (m_ - 2.0 / 3.0))
-    layer_budget = (slot_budget - t["slot_overhead"]) / lps
-    ok = (layer_budget > t["latency"]) & (layer_budget > t["hbm0"]) & (pp_ <= shape.layers)
-    b_dead = jnp.minimum(
-        jnp.minimum(layer_budget / t["arith"], (layer_budget - t["hbm0"]) / t["hbm1"]),
-        jnp.where(t["comm"] > 0.0, layer_budget / jnp.where(t["comm"] > 0.0, t["comm"], 1.0), _INF),
-    )
+    ok = pp_ <= shape.layers
+    b_dead = _INF
+    for i, s in step_pieces(t):
+        # every slope is > 0 except a latency piece without optimizer cost
+        ok = ok & (i < budget)
+        b_dead = jnp.minimum(
+            b_dead, jnp.where(s > 0.0, (budget - i) / jnp.where(s > 0.0, s, 1.0), _INF)
+        )
     mem_limit = a.memory_fraction * hw.hbm_capacity
     b_mem = (mem_limit - t["mem_static"]) / t["mem_per_token"]
     # dp = B / (m b) >= 1, and >= the number of experts (one expert per data-parallel rank)

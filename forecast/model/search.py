@@ -191,7 +191,7 @@ def find_walls(
             "tensor_parallel": int(at.tp[0]),
             "tensor_parallel_layout": "2D" if bool(at.two_d[0]) else "1D",
             "pipeline_parallel": int(at.pp[0]),
-            "microbatches": int(at.m[0]),
+            "microbatches": float(at.m[0]),  # continuous, as the plan uses it
             "data_parallel": float(at.data_parallel[0]),
             "microbatch_tokens": float(at.microbatch_tokens[0]),
             "accelerators": float(at.n_accelerators[0]),
