@@ -56,7 +56,7 @@ def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str
                 str(p.get("tensor_parallel", "-")),
                 str(p.get("tensor_parallel_layout", "-")),
                 str(p.get("pipeline_parallel", "-")),
-                str(p.get("microbatches", "-")),
+                f"{p['microbatches']:.1f}" if p else "-",  # continuous: the plan's own value
                 sci(p["data_parallel"]) if p else "-",
                 sci(p["accelerators"]) if p else "-",
             ]

@@ -230,7 +230,7 @@ function planRows(plan) {
   return [
     ["tensor parallel", `${plan.tensor_parallel} (${plan.tensor_parallel_layout})`],
     ["pipeline stages", plan.pipeline_parallel],
-    ["microbatches", plan.microbatches],
+    ["microbatches", Number(plan.microbatches).toFixed(1)],
     ["data-parallel replicas", Math.round(plan.data_parallel).toLocaleString("en")],
     ["accelerators", fmtFlop(plan.accelerators).replace("not hit", "-")],
     ["utilization", fmtPct(plan.utilization)],
