@@ -1,0 +1,77 @@
+"""Shared checks of the adversarial corpus (issue 13): every bad input must end cleanly.
+
+* :func:`run_cli` runs ``wallcast ARGS`` in a subprocess (this checkout first on ``PYTHONPATH``);
+* :func:`assert_clean_error` checks the contract for bad input: exit 2, no traceback, and the last
+  non-empty stderr line is the one ``error:`` line, naming what it must mention;
+* :func:`snapshot` hashes every file under a folder, to prove tables are byte-identical and
+  nothing under ``data/rejected/`` was overwritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXIT_USER_ERROR = 2
+
+
+def run_cli(
+    args: list[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    timeout: float = 300.0,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m forecast ARGS`` (the ``wallcast`` command) and capture its output."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    full_env.setdefault("COLUMNS", "200")
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "forecast", *args],
+        env=full_env,
+        cwd=cwd or REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def assert_clean_error(proc: subprocess.CompletedProcess[str], *must_mention: str) -> str:
+    """Exit 2, no traceback, one ``error:`` line and it is the last one; it mentions each string
+    in ``must_mention`` (case-sensitive).  Returns that line."""
+    out = f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    assert proc.returncode == EXIT_USER_ERROR, f"exit {proc.returncode}, expected 2\n{out}"
+    assert "Traceback" not in proc.stderr + proc.stdout, f"traceback\n{out}"
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines, f"nothing on stderr\n{out}"
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    assert len(errors) == 1, f"expected one 'error:' line, got {len(errors)}\n{out}"
+    assert lines[-1].startswith("error:"), f"the error: line is not the last line\n{out}"
+    for text in must_mention:
+        assert text in lines[-1], f"{text!r} not in the error line {lines[-1]!r}"
+    return lines[-1]
+
+
+def snapshot(folder: str | Path) -> dict[str, str]:
+    """{relative path: sha256 of the bytes} of every file under ``folder`` (recursively)."""
+    root = Path(folder)
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def assert_unchanged(before: Mapping[str, str], after: Mapping[str, str], what: str = "") -> None:
+    """Every file in ``before`` is still there with the same bytes (new files are allowed)."""
+    changed = [p for p, h in before.items() if after.get(p) != h]
+    assert not changed, f"{what} changed or removed: {changed}"
