@@ -75,3 +75,37 @@ def assert_unchanged(before: Mapping[str, str], after: Mapping[str, str], what: 
     """Every file in ``before`` is still there with the same bytes (new files are allowed)."""
     changed = [p for p, h in before.items() if after.get(p) != h]
     assert not changed, f"{what} changed or removed: {changed}"
+
+
+def run_cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``wallcast ARGS`` in this process (typer's CliRunner): the same checks as
+    :func:`run_cli` without the interpreter start.  An uncaught exception is reported as the
+    traceback it would print, so :func:`assert_clean_error` catches it."""
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from forecast.cli import app
+
+    result = CliRunner().invoke(app, args, prog_name="wallcast")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "Traceback (most recent call last):\n" + "".join(
+            traceback.format_exception(result.exception)
+        )
+    return subprocess.CompletedProcess(["wallcast", *args], result.exit_code, result.stdout, stderr)
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Pids of live processes whose command line contains ``text`` (e.g. a temporary folder)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            pids.append(int(entry.name))
+    return pids
