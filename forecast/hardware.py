@@ -251,7 +251,8 @@ def read_strings(text: str, file: str) -> tuple[pd.DataFrame, list[int], list[Da
                     file,
                     i + 1,
                     None,
-                    f"row {i + 1} has {len(rec)} fields, header has {width} (line {lines[i]})",
+                    f"row {i + 1} has {len(rec)} field{'s' if len(rec) != 1 else ''}, header "
+                    f"has {width} (line {lines[i]})",
                 )
             )
             rec = (rec + [""] * width)[:width]

@@ -376,7 +376,7 @@ def _problems_of(data: bytes, name: str) -> tuple[pd.DataFrame | None, list[int]
     if not name.lower().endswith(".csv"):
         return None, [], [f"{name}: not a .csv file"]
     if len(data) > MAX_FILE_BYTES:
-        return None, [], [f"{name}: {len(data)} bytes, more than the limit of {MAX_FILE_BYTES}"]
+        return None, [], [f"{name}: larger than the limit of {MAX_FILE_BYTES} bytes; not read"]
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -195,11 +195,13 @@ def ingest(
     result = ingest_file(file, refresh.data_dir)
     kept = "; the original is left in place" if result.kept_source else ""
     if result.status == "rejected":
-        for problem in result.problems:
+        first, *rest = result.problems
+        for problem in rest:
             typer.echo(f"  {problem}", err=True)
         n = result.n_problems or len(result.problems)
+        count = f" (first of {n} problems, the others above)" if n > 1 else ""
         typer.echo(
-            f"error: {file.name} rejected ({n} problem{'s' if n != 1 else ''}), nothing merged; "
+            f"error: {first}{count}; {file.name} rejected, nothing merged; "
             f"archived as {result.moved_to} (reasons in {result.moved_to}.reason){kept}",
             err=True,
         )
