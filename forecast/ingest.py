@@ -360,6 +360,8 @@ def _owned(src: Path, data_dir: Path) -> bool:
     real = src.resolve()
     in_landing = src.absolute().parent.resolve() == incoming_real
     if _inside(real, data_real) and real.parent != incoming_real:
+        if in_landing and src.is_symlink():  # the link is the landing folder's; drop it, not the
+            src.unlink()  # target, so that the watcher does not meet it again
         where = "is" if real == src.absolute() else f"points to {real}, which is"
         raise IngestRefusedError(
             f"{src}: {where} one of the data folder's own files ({data_dir}); ingest never moves "

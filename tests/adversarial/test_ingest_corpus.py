@@ -272,11 +272,14 @@ OWN_TABLE_CASES = (
 @pytest.mark.parametrize("which", OWN_TABLE_CASES)
 def test_own_tables_are_never_moved(which: str, data_dir: Path):
     src = _own(data_dir)[which]()
+    target = src.resolve()
     before = snapshot(data_dir)
     proc = run_cli_in_process(["ingest", str(src), "--no-refresh", "--data-dir", str(data_dir)])
     assert_clean_error(proc, "data folder's own files")
     assert_unchanged(before, snapshot(data_dir), "the data folder")
-    assert src.exists()
+    assert target.exists()
+    # a link in the landing folder is dropped (it is the landing folder's), never its target
+    assert src.exists() != (which == "link-in-incoming")
     load_hardware(data_dir / "hardware.csv")
 
 
