@@ -419,58 +419,70 @@ def ingest_file(
     src = Path(path)
     data_dir = paths.data_dir(data_dir)
     hw_path = paths.hardware_path(data_dir)
-    if not src.is_file():
+    if not src.exists():
         raise FileNotFoundError(f"{src}: no such file")
+    if not src.is_file():
+        raise IngestRefusedError(f"{src}: not a regular file")
     if not hw_path.is_file():
         raise IngestRefusedError(f"{hw_path}: no such file; is {data_dir} a wallcast data folder?")
     owned = _owned(src, data_dir)
-    with exclusive_lock(data_dir / INGEST_LOCK, "ingest", wait=lock_wait):
-        with src.open("rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-        new, lines, problems = _problems_of(data, src.name)
-        archived: bytes | Path = src if len(data) > MAX_FILE_BYTES else data
-        if not problems:
-            assert new is not None
-            existing, _ = read_table(hw_path)
-            fresh, exact, problems = compare_with_existing(new, existing, src.name, lines)
-            if not problems and len(existing) + len(fresh) > MAX_HARDWARE_ROWS:
-                problems = [
-                    f"{src.name}: {len(fresh)} new rows would grow {HARDWARE_FILE} to "
-                    f"{len(existing) + len(fresh)} rows, more than the limit of {MAX_HARDWARE_ROWS}"
-                ]
-        if problems:
-            return _reject(src, archived, data_dir, problems, owned)
-        hw_text = hw_path.read_text(encoding="utf-8")
-        names = tuple(normalise_name(str(new.iloc[i]["name"])) for i in fresh)
-        dups = tuple(str(new.iloc[i]["name"]) for i in exact)
-        merged = _merged_text(hw_text, new, fresh, src.name) if fresh else None
-        if merged is not None:  # the table to be written must load
-            table, merged_lines, structural = read_strings(merged, HARDWARE_FILE)
-            invalid = structural or validate_hardware(table, HARDWARE_FILE, merged_lines)
-            if invalid:
-                return _reject(src, data, data_dir, [str(e) for e in invalid], owned)
-        dest = _archive(data, src.name, data_dir / PROCESSED_DIR)
-        if merged is not None:
-            try:
-                _atomic_write(hw_path, merged)
-            except OSError as exc:
-                dest.unlink(missing_ok=True)
-                raise IngestWriteError(f"cannot write {hw_path}: {exc}; nothing merged") from exc
-        if owned:
-            src.unlink(missing_ok=True)
-        if merged is None:
-            return IngestResult(
-                src.name, "unchanged", duplicates=dups, moved_to=str(dest), kept_source=not owned
-            )
+    try:
+        with exclusive_lock(data_dir / INGEST_LOCK, "ingest", wait=lock_wait):
+            return _ingest_locked(src, data_dir, hw_path, owned)
+    except IngestWriteError:
+        raise
+    except OSError as exc:  # a read-only data folder, an unreadable upload, ...
+        raise IngestWriteError(f"cannot ingest {src} into {data_dir}: {exc}") from exc
+
+
+def _ingest_locked(src: Path, data_dir: Path, hw_path: Path, owned: bool) -> IngestResult:
+    """:func:`ingest_file` once the ingest lock is held."""
+    with src.open("rb") as fh:
+        data = fh.read(MAX_FILE_BYTES + 1)
+    new, lines, problems = _problems_of(data, src.name)
+    archived: bytes | Path = src if len(data) > MAX_FILE_BYTES else data
+    if not problems:
+        assert new is not None
+        existing, _ = read_table(hw_path)
+        fresh, exact, problems = compare_with_existing(new, existing, src.name, lines)
+        if not problems and len(existing) + len(fresh) > MAX_HARDWARE_ROWS:
+            problems = [
+                f"{src.name}: {len(fresh)} new rows would grow {HARDWARE_FILE} to "
+                f"{len(existing) + len(fresh)} rows, more than the limit of {MAX_HARDWARE_ROWS}"
+            ]
+    if problems:
+        return _reject(src, archived, data_dir, problems, owned)
+    hw_text = hw_path.read_text(encoding="utf-8")
+    names = tuple(normalise_name(str(new.iloc[i]["name"])) for i in fresh)
+    dups = tuple(str(new.iloc[i]["name"]) for i in exact)
+    merged = _merged_text(hw_text, new, fresh, src.name) if fresh else None
+    if merged is not None:  # the table to be written must load
+        table, merged_lines, structural = read_strings(merged, HARDWARE_FILE)
+        invalid = structural or validate_hardware(table, HARDWARE_FILE, merged_lines)
+        if invalid:
+            return _reject(src, data, data_dir, [str(e) for e in invalid], owned)
+    dest = _archive(data, src.name, data_dir / PROCESSED_DIR)
+    if merged is not None:
+        try:
+            _atomic_write(hw_path, merged)
+        except OSError as exc:
+            dest.unlink(missing_ok=True)
+            raise IngestWriteError(f"cannot write {hw_path}: {exc}; nothing merged") from exc
+    if owned:
+        src.unlink(missing_ok=True)
+    if merged is None:
         return IngestResult(
-            src.name,
-            "merged",
-            added=names,
-            duplicates=dups,
-            moved_to=str(dest),
-            provenance=str(hw_path),
-            kept_source=not owned,
+            src.name, "unchanged", duplicates=dups, moved_to=str(dest), kept_source=not owned
         )
+    return IngestResult(
+        src.name,
+        "merged",
+        added=names,
+        duplicates=dups,
+        moved_to=str(dest),
+        provenance=str(hw_path),
+        kept_source=not owned,
+    )
 
 
 def _reject(

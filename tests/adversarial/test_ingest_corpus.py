@@ -318,3 +318,23 @@ def test_data_folder_without_hardware_csv(tmp_path: Path):
     proc = run_cli_in_process(["ingest", str(src), "--no-refresh", "--data-dir", str(empty)])
     assert_clean_error(proc, "hardware.csv", "no such file")
     assert sorted(os.listdir(empty)) == [] and src.exists()
+
+
+def test_not_a_regular_file(data_dir: Path, tmp_path: Path):
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    before = snapshot(data_dir)
+    for src in (fifo, Path("/dev/null")):
+        proc = run_cli_in_process(["ingest", str(src), "--no-refresh", "--data-dir", str(data_dir)])
+        assert_clean_error(proc, str(src), "not a regular file")
+    assert snapshot(data_dir) == before
+
+
+def test_data_dir_naming_a_file(data_dir: Path, tmp_path: Path):
+    src = tmp_path / "x.csv"
+    src.write_bytes(table(row()))
+    proc = run_cli_in_process(
+        ["ingest", str(src), "--no-refresh", "--data-dir", str(data_dir / "hardware.csv")]
+    )
+    assert_clean_error(proc, "hardware.csv", "no such file")
+    assert src.read_bytes() == table(row())
