@@ -35,10 +35,10 @@ from forecast.hardware import (
     _Collector,
     _fmt,
     _NumSpec,
-    _read_strings,
-    _record_lines,
+    _read_checked,
     _release_year,
     _resolve,
+    parse_number,
 )
 
 __all__ = [
@@ -150,11 +150,8 @@ def _number(raw: str) -> float | None:
     """The float of a cell already accepted by ``_check_numeric`` (None when empty or bad)."""
     if raw == "":
         return None
-    try:
-        v = float(raw.replace("_", "x"))
-    except ValueError:
-        return None
-    return v if math.isfinite(v) and v > 0 else None
+    v = parse_number(raw)
+    return v if v is not None and v > 0 else None
 
 
 def validate_model_shapes(
@@ -261,8 +258,8 @@ def load_model_shapes(path: str | Path | None = None) -> pd.DataFrame:
     decimal year of ``date`` (2024-07 -> 2024.54).
     """
     p = _resolve(path, _in_data_dir(DEFAULT_MODEL_SHAPES_PATH))
-    raw = _read_strings(p)
-    errors = validate_model_shapes(raw, p.name, _record_lines(p))
+    raw, lines = _read_checked(p)
+    errors = validate_model_shapes(raw, p.name, lines)
     if errors:
         raise errors[0]
     df = raw.loc[:, list(MODEL_SHAPES_COLUMNS)].copy()
@@ -370,8 +367,8 @@ def load_scaleup_domains(path: str | Path | None = None) -> pd.DataFrame:
     ``announced_year`` and ``available_year`` (mid-month decimal years, NaN when not available).
     """
     p = _resolve(path, _in_data_dir(DEFAULT_SCALEUP_DOMAINS_PATH))
-    raw = _read_strings(p)
-    errors = validate_scaleup_domains(raw, p.name, _record_lines(p))
+    raw, lines = _read_checked(p)
+    errors = validate_scaleup_domains(raw, p.name, lines)
     if errors:
         raise errors[0]
     df = raw.loc[:, list(SCALEUP_DOMAINS_COLUMNS)].copy()
@@ -496,8 +493,8 @@ def load_latency_measurements(path: str | Path | None = None) -> pd.DataFrame:
     mid-month decimal year of ``date``.
     """
     p = _resolve(path, _in_data_dir(DEFAULT_LATENCY_MEASUREMENTS_PATH))
-    raw = _read_strings(p)
-    errors = validate_latency_measurements(raw, p.name, _record_lines(p))
+    raw, lines = _read_checked(p)
+    errors = validate_latency_measurements(raw, p.name, lines)
     if errors:
         raise errors[0]
     df = raw.loc[:, list(LATENCY_COLUMNS)].copy()

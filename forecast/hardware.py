@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import difflib
 import hashlib
+import io
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -36,6 +38,9 @@ __all__ = [
     "data_hash",
     "get_accelerator",
     "load_frontier_runs",
+    "normalise_name",
+    "parse_number",
+    "read_strings",
     "load_hardware",
     "validate_frontier_runs",
     "validate_hardware",
@@ -127,6 +132,21 @@ _RUNS_NUMERIC: dict[str, _NumSpec] = {
 }
 _RUNS_TEXT_REQUIRED = ("model", "organization", "source_url", "notes")
 
+#: Hardware: plausible release dates.  A shipped part cannot be dated after the current month; an
+#: announced part at most this many months ahead; nothing before the first year below.
+MIN_RELEASE_YEAR = 2010
+MAX_ANNOUNCED_MONTHS_AHEAD = 36
+#: Longest name (accelerator, model), in characters after normalisation.
+MAX_NAME_CHARS = 120
+#: Longest text cell (source_url, notes, ...), in characters.
+MAX_TEXT_CHARS = 2000
+#: Leading characters that make a spreadsheet read a cell as a formula (CSV injection).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+#: The one number syntax of every table: ASCII decimal or scientific notation, nothing else
+#: (no '1_000', no non-ASCII digits, no 'nan'/'inf', no hex).  Validation and loading share it.
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
 _YM_RE = re.compile(r"^(\d{4})-(\d{2})$")
 _YMD_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 
@@ -153,26 +173,104 @@ class Accelerator:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _record_lines(path: Path) -> list[int]:
-    """Physical (1-based) starting line of each non-blank data record, as pandas counts records."""
-    starts: list[int] = []
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        prev_end = 0
-        for i, rec in enumerate(reader):
+def parse_number(raw: str) -> float | None:
+    """The float of an ASCII decimal or scientific-notation cell ('2.5e15', '-3', '.5'), else None.
+
+    The one parser of numbers for validation, duplicate checks and loading: a cell it accepts
+    loads; anything else (non-ASCII digits, '1_000', 'nan', 'inf', '0x10', overflow) is refused.
+    """
+    text = raw.strip()
+    if not _NUMBER_RE.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def normalise_name(raw: str) -> str:
+    """A name as stored and compared: Unicode NFKC, without control, format (invisible) and
+    line/paragraph-separator characters, runs of whitespace collapsed to one space, stripped."""
+    text = unicodedata.normalize("NFKC", raw)
+    kept = "".join(
+        ch
+        for ch in text
+        if ch not in _ZERO_WIDTH and unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp")
+    )
+    return " ".join(kept.split())
+
+
+def _name_key(raw: str) -> str:
+    """Comparison key of a name: normalised and case-folded."""
+    return normalise_name(raw).casefold()
+
+
+def _show(raw: str, limit: int = 60) -> str:
+    """repr of a cell for a message, cut to ``limit`` characters."""
+    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} chars)"
+
+
+def read_strings(text: str, file: str) -> tuple[pd.DataFrame, list[int], list[DataValidationError]]:
+    """Parse CSV text: every cell a stripped string, each data row's physical first line, and the
+    structural problems (a row whose field count differs from the header's, duplicate or empty
+    column names, unparsable CSV).  Blank records are skipped (as pandas does).  A row with a
+    wrong field count is padded/cut to the header so that row numbers stay right."""
+    problems: list[DataValidationError] = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[list[str]] = []
+    lines: list[int] = []
+    prev_end = 0
+    try:
+        for rec in reader:
             start = prev_end + 1
             prev_end = reader.line_num
-            if i == 0 or not rec:  # header, or a blank line pandas skips
+            if not rec:
                 continue
-            starts.append(start)
-    return starts
+            records.append([c.strip() for c in rec])
+            lines.append(start)
+    except csv.Error as exc:
+        problems.append(
+            DataValidationError(
+                file, None, None, f"not readable as CSV: {exc} (line {prev_end + 1})"
+            )
+        )
+        return pd.DataFrame(), [], problems
+    if not records:
+        problems.append(DataValidationError(file, None, None, "the file is empty (line 1)"))
+        return pd.DataFrame(), [], problems
+    header, body, lines = records[0], records[1:], lines[1:]
+    seen: set[str] = set()
+    for c in header:
+        if c in seen:
+            problems.append(DataValidationError(file, None, c, "duplicate column (line 1)"))
+        seen.add(c)
+    width = len(header)
+    rows = []
+    for i, rec in enumerate(body):
+        if len(rec) != width:
+            problems.append(
+                DataValidationError(
+                    file,
+                    i + 1,
+                    None,
+                    f"row {i + 1} has {len(rec)} field{'s' if len(rec) != 1 else ''}, header "
+                    f"has {width} (line {lines[i]})",
+                )
+            )
+            rec = (rec + [""] * width)[:width]
+        rows.append(rec)
+    columns = header if len(seen) == width else [f"{c}#{k}" for k, c in enumerate(header)]
+    return pd.DataFrame(rows, columns=columns, dtype=str), lines, problems
 
 
-def _read_strings(path: Path) -> pd.DataFrame:
-    """Read a CSV with every cell as a stripped string ('' for empty)."""
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    df.columns = [str(c).strip() for c in df.columns]
-    return df.apply(lambda s: s.str.strip())
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8-sig")
+
+
+def _read_checked(path: Path) -> tuple[pd.DataFrame, list[int]]:
+    """Read a table for loading; raise its first structural problem."""
+    df, lines, problems = read_strings(_read_text(path), path.name)
+    if problems:
+        raise problems[0]
+    return df, lines
 
 
 class _Collector:
@@ -187,6 +285,8 @@ class _Collector:
         self.errors.append(DataValidationError(self.file, None, field, f"{reason} (line 1)"))
 
     def cell(self, i: int, field: str | None, reason: str) -> None:
+        if len(reason) > 400:
+            reason = reason[:400] + "..."
         line = self.lines[i] if self.lines is not None else i + 2
         self.errors.append(DataValidationError(self.file, i + 1, field, f"{reason} (line {line})"))
 
@@ -212,19 +312,20 @@ def _check_numeric(col: _Collector, df: pd.DataFrame, name: str, spec: _NumSpec)
             if spec.required:
                 col.cell(i, name, "required value is empty")
             continue
-        try:
-            value = float(raw.replace("_", "x"))  # reject '1_000' (Python float accepts it)
-        except ValueError:
-            col.cell(i, name, f"{raw!r} is not a number (expected {spec.unit})")
-            continue
-        if not math.isfinite(value):
-            col.cell(i, name, f"{raw!r} is not a finite number")
+        value = parse_number(raw)
+        if value is None:
+            col.cell(
+                i,
+                name,
+                f"{_show(raw)} is not a number (expected {spec.unit}, written with ASCII digits "
+                "as in 2.5e15)",
+            )
             continue
         if value <= 0:
-            col.cell(i, name, f"{_fmt(value)} must be positive ({spec.unit})")
+            col.cell(i, name, f"{raw} must be positive ({spec.unit})")
             continue
         if spec.integer and value != round(value):
-            col.cell(i, name, f"{_fmt(value)} must be a whole number of {spec.unit}")
+            col.cell(i, name, f"{raw} must be a whole number of {spec.unit}")
             continue
         if not spec.lo <= value <= spec.hi:
             hint = _unit_hint(value, spec)
@@ -243,6 +344,27 @@ def _check_required_text(col: _Collector, df: pd.DataFrame, name: str) -> None:
             col.cell(i, name, "required value is empty")
 
 
+def _check_text(col: _Collector, df: pd.DataFrame, name: str, *, is_name: bool = False) -> None:
+    """Text cells: no control characters, no formula-like start, bounded length; a name also must
+    not be empty once normalised (:func:`normalise_name`) and has at most MAX_NAME_CHARS."""
+    limit = MAX_NAME_CHARS if is_name else MAX_TEXT_CHARS
+    for i, raw in enumerate(df[name].tolist()):
+        if raw == "":
+            continue
+        shown = _show(raw)
+        bad = [ch for ch in raw if unicodedata.category(ch) in ("Cc", "Zl", "Zp")]
+        if bad:
+            col.cell(i, name, f"{shown} contains control character U+{ord(bad[0]):04X}")
+        elif raw.startswith(FORMULA_PREFIXES):
+            col.cell(
+                i, name, f"{shown} starts with {raw[0]!r}, which spreadsheets read as a formula"
+            )
+        elif is_name and normalise_name(raw) == "":
+            col.cell(i, name, f"{shown} is empty once invisible characters are removed")
+        elif len(normalise_name(raw) if is_name else raw) > limit:
+            col.cell(i, name, f"{shown} is longer than {limit} characters")
+
+
 def _check_choice(
     col: _Collector, df: pd.DataFrame, name: str, allowed: Sequence[str], *, lower: bool = True
 ) -> None:
@@ -256,7 +378,7 @@ def _check_choice(
 def _check_duplicates(col: _Collector, df: pd.DataFrame, name: str) -> None:
     first: dict[str, int] = {}
     for i, raw in enumerate(df[name].tolist()):
-        key = raw.casefold()
+        key = _name_key(raw)
         if not key:
             continue
         if key in first:
@@ -301,7 +423,13 @@ def _parse_ymd(raw: str) -> date | None:
 
 
 def _as_float(s: pd.Series) -> pd.Series:
-    return pd.to_numeric(s.replace("", np.nan), errors="raise").astype("float64")
+    """Cells accepted by :func:`parse_number` as float64 (NaN where empty)."""
+
+    def one(raw: str) -> float:
+        value = parse_number(raw) if raw != "" else None
+        return np.nan if value is None else value
+
+    return s.map(one).astype("float64")
 
 
 def _resolve(path: str | Path | None, default: Callable[[], Path]) -> Path:
@@ -311,13 +439,56 @@ def _resolve(path: str | Path | None, default: Callable[[], Path]) -> Path:
 # ----------------------------------------------------------------------------- hardware
 
 
+def _months(year: int, month: int) -> int:
+    return 12 * year + month - 1
+
+
+def _check_release_dates(
+    col: _Collector, df: pd.DataFrame, present: set[str], today: date | None
+) -> None:
+    """release_date: YYYY-MM from MIN_RELEASE_YEAR; shipped no later than the current month,
+    announced at most MAX_ANNOUNCED_MONTHS_AHEAD months ahead."""
+    now = today or date.today()
+    now_m = _months(now.year, now.month)
+    statuses = df["status"].tolist() if "status" in present else [""] * len(df)
+    for i, (raw, status) in enumerate(zip(df["release_date"].tolist(), statuses, strict=True)):
+        if raw == "":
+            col.cell(i, "release_date", "required value is empty (YYYY-MM)")
+            continue
+        ym = _parse_year_month(raw)
+        if ym is None:
+            col.cell(
+                i,
+                "release_date",
+                f"bad date {_show(raw)}: expected YYYY-MM with month 01..12 and year "
+                f"{_MIN_YEAR}..{_MAX_YEAR}",
+            )
+            continue
+        ahead = _months(*ym) - now_m
+        if ym[0] < MIN_RELEASE_YEAR:
+            col.cell(i, "release_date", f"{raw} is before {MIN_RELEASE_YEAR}")
+        elif status.lower() == "shipped" and ahead > 0:
+            col.cell(
+                i,
+                "release_date",
+                f"{raw} is in the future ({now:%Y-%m} now) for a part with status 'shipped'",
+            )
+        elif ahead > MAX_ANNOUNCED_MONTHS_AHEAD:
+            col.cell(
+                i,
+                "release_date",
+                f"{raw} is more than {MAX_ANNOUNCED_MONTHS_AHEAD} months after {now:%Y-%m}",
+            )
+
+
 def validate_hardware(
-    df: pd.DataFrame, file: str, lines: Sequence[int] | None = None
+    df: pd.DataFrame, file: str, lines: Sequence[int] | None = None, *, today: date | None = None
 ) -> list[DataValidationError]:
     """Return every problem in a hardware table read with all cells as strings (empty list = valid).
 
     ``file`` names the source in messages; ``lines`` optionally gives each data row's physical
-    line (default: row + 1, i.e. one line per record after the header).
+    line (default: row + 1, i.e. one line per record after the header).  ``today`` (default: the
+    system date) bounds release dates: see :data:`MAX_ANNOUNCED_MONTHS_AHEAD`.
     """
     df = df.fillna("").astype(str).apply(lambda s: s.str.strip())
     col = _Collector(file, len(df), lines)
@@ -325,19 +496,13 @@ def validate_hardware(
     for name in _HW_TEXT_REQUIRED:
         if name in present:
             _check_required_text(col, df, name)
+    for name in ("name", "vendor", "source_url", "notes"):
+        if name in present:
+            _check_text(col, df, name, is_name=name == "name")
     if "name" in present:
         _check_duplicates(col, df, "name")
     if "release_date" in present:
-        for i, raw in enumerate(df["release_date"].tolist()):
-            if raw == "":
-                col.cell(i, "release_date", "required value is empty (YYYY-MM)")
-            elif _parse_year_month(raw) is None:
-                col.cell(
-                    i,
-                    "release_date",
-                    f"bad date {raw!r}: expected YYYY-MM with month 01..12 and year "
-                    f"{_MIN_YEAR}..{_MAX_YEAR}",
-                )
+        _check_release_dates(col, df, present, today)
     if "status" in present:
         _check_choice(col, df, "status", STATUSES)
     if "flagship" in present:
@@ -366,8 +531,8 @@ def load_hardware(path: str | Path | None = None) -> pd.DataFrame:
     added ``release_year`` float column (mid-month decimal year).
     """
     p = _resolve(path, paths.hardware_path)
-    raw = _read_strings(p)
-    errors = validate_hardware(raw, p.name, _record_lines(p))
+    raw, lines = _read_checked(p)
+    errors = validate_hardware(raw, p.name, lines)
     if errors:
         raise errors[0]
     extra = [c for c in OPTIONAL_HARDWARE_COLUMNS if c in raw.columns]
@@ -434,20 +599,21 @@ def _closest(query: str, names: Sequence[str], n: int = 5) -> list[str]:
 def get_accelerator(df: pd.DataFrame, name: str) -> Accelerator:
     """Look up an accelerator by name (case-insensitive).
 
-    Order: exact name; else the unique row containing ``name`` as a substring; if several contain
+    Names compare normalised (:func:`normalise_name`, case-insensitive).  Order: exact name; else the unique row containing ``name`` as a substring; if several contain
     it, the unique one where it is a whole word ("B200" -> "NVIDIA B200 (HGX/DGX)", not GB200).
     Otherwise raises :class:`UnknownAcceleratorError` with the ambiguous candidates or up to 5
     closest names.
     """
     names = [str(x) for x in df["name"].tolist()]
-    q = name.strip().casefold()
-    exact = [i for i, nm in enumerate(names) if nm.casefold() == q]
+    keys = [_name_key(nm) for nm in names]
+    q = _name_key(name)
+    exact = [i for i, key in enumerate(keys) if key == q]
     if len(exact) == 1:
         return _to_accelerator(df.iloc[exact[0]])
-    subs = [i for i, nm in enumerate(names) if q and q in nm.casefold()]
+    subs = [i for i, key in enumerate(keys) if q and q in key]
     if len(subs) > 1:
         word = re.compile(rf"(?<![a-z0-9]){re.escape(q)}(?![a-z0-9])")
-        whole = [i for i in subs if word.search(names[i].casefold())]
+        whole = [i for i in subs if word.search(keys[i])]
         if len(whole) == 1:
             subs = whole
     if len(subs) == 1:
@@ -476,6 +642,9 @@ def validate_frontier_runs(
     for name in _RUNS_TEXT_REQUIRED:
         if name in present:
             _check_required_text(col, df, name)
+    for name in ("model", "organization", "hardware", "source_url", "notes"):
+        if name in present:
+            _check_text(col, df, name, is_name=name == "model")
     if "model" in present:
         _check_duplicates(col, df, "model")
     if "publication_date" in present:
@@ -522,8 +691,8 @@ def load_frontier_runs(path: str | Path | None = None) -> pd.DataFrame:
     datetime64 and ``year`` a float decimal year.
     """
     p = _resolve(path, paths.frontier_runs_path)
-    raw = _read_strings(p)
-    errors = validate_frontier_runs(raw, p.name, _record_lines(p))
+    raw, lines = _read_checked(p)
+    errors = validate_frontier_runs(raw, p.name, lines)
     if errors:
         raise errors[0]
     df = raw.loc[:, list(FRONTIER_RUNS_COLUMNS)].copy()

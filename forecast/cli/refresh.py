@@ -105,8 +105,11 @@ def _run_refresh(
     task_runner: TaskRunnerKind = TaskRunnerKind.thread,
     dask_address: str | None = None,
     republish: bool = False,
+    lock_wait: float = 0.0,
 ) -> dict[str, Any]:
-    """Run the ``refresh-forecast`` Prefect flow in this process and return its summary."""
+    """Run the ``refresh-forecast`` Prefect flow in this process and return its summary.
+
+    ``lock_wait``: seconds to wait for a refresh already running on the outputs folder."""
     prefect_defaults()
     from flows.refresh import flow_with_task_runner
     from flows.server_lifecycle import server_dies_with_parent
@@ -114,7 +117,22 @@ def _run_refresh(
     server_dies_with_parent()
     quiet_user_error_tracebacks()
     flow = flow_with_task_runner(task_runner.value, dask_address)
-    return flow(**refresh.flow_parameters(), republish=republish)
+    return flow(**refresh.flow_parameters(), republish=republish, lock_wait=lock_wait)
+
+
+#: How long ``wallcast ingest`` waits, after a merge, for a refresh that started meanwhile.
+INGEST_REFRESH_LOCK_WAIT_S = 3600.0
+
+
+def _refuse_while_refreshing(refresh: RefreshOptions) -> None:
+    """Raise LockBusyError ("another refresh is running") before anything is merged."""
+    from forecast import paths
+    from forecast.storage import LOCK_FILE, exclusive_lock
+
+    lock = paths.outputs_dir(refresh.outputs_dir) / LOCK_FILE
+    if lock.is_file():  # no lock file: no refresh has ever run there
+        with exclusive_lock(lock, "refresh"):
+            pass
 
 
 def _print_refresh(result: dict[str, Any], json_out: bool) -> None:
@@ -207,25 +225,34 @@ def ingest(
     """Validate FILE and merge its accelerators into hardware.csv, then refresh the forecast.
 
     All or nothing: a file with any invalid row, or with an accelerator already in the table with
-    different numbers, is moved to data/rejected/ with a .reason file and nothing else changes
-    (exit 2).  Exact duplicates are skipped.  A merged file is archived in data/processed/.
+    different numbers, is archived in data/rejected/ with a .reason file and nothing else changes
+    (exit 2).  Exact duplicates are skipped.  A merged file is archived in data/processed/.  A
+    file of data/incoming/ is moved there; a file from elsewhere is copied and left in place; the
+    data folder's own tables are refused.  With --refresh, a refresh already running on the
+    outputs folder refuses the ingest before anything is merged (exit 2, try again later).
     """
     from forecast.ingest import ingest_file
 
+    if then_refresh:
+        _refuse_while_refreshing(refresh)
     result = ingest_file(file, refresh.data_dir)
+    kept = "; the original is left in place" if result.kept_source else ""
     if result.status == "rejected":
-        for problem in result.problems:
+        first, *rest = result.problems
+        for problem in rest:
             typer.echo(f"  {problem}", err=True)
+        n = result.n_problems or len(result.problems)
+        count = f" (first of {n} problems, the others above)" if n > 1 else ""
         typer.echo(
-            f"error: {file.name} rejected, nothing merged; moved to {result.moved_to} "
-            f"(reasons in {result.moved_to}.reason)",
+            f"error: {first}{count}; {file.name} rejected, nothing merged; "
+            f"archived as {result.moved_to} (reasons in {result.moved_to}.reason){kept}",
             err=True,
         )
         raise typer.Exit(EXIT_USER_ERROR)
-    progress(result.message())
+    progress(result.message() + kept)
     if not result.changed or not then_refresh:
         return
-    _print_refresh(_run_refresh(refresh), json_out)
+    _print_refresh(_run_refresh(refresh, lock_wait=INGEST_REFRESH_LOCK_WAIT_S), json_out)
 
 
 @app.command()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from adversarial._run_harness import (
+from adversarial.harness import (
     REPO_ROOT,
     assert_clean_error,
     processes_mentioning,

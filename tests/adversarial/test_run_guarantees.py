@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from adversarial._run_harness import (
+from adversarial.harness import (
     REPO_ROOT,
     assert_clean_error,
     processes_mentioning,

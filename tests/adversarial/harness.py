@@ -1,8 +1,10 @@
-"""Checks of the run/priors/query corpus (issue 13), the same contract as ``harness.py`` of the
-ingest corpus: :func:`run_cli` (a subprocess), :func:`run_main` (the real entry point
-``forecast.cli.app.main`` in this process: usage errors included, no interpreter start),
-:func:`assert_clean_error` and :func:`snapshot`.  (Written while the shared ``harness.py`` was on
-another branch; the two agree on the contract and can be merged.)
+"""Shared checks of the adversarial corpus (issue 13): every bad input must end cleanly.
+
+* :func:`run_cli` runs ``wallcast ARGS`` in a subprocess (this checkout first on ``PYTHONPATH``);
+* :func:`assert_clean_error` checks the contract for bad input: exit 2, no traceback, and the last
+  non-empty stderr line is the one ``error:`` line, naming what it must mention;
+* :func:`snapshot` hashes every file under a folder, to prove tables are byte-identical and
+  nothing under ``data/rejected/`` was overwritten.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def run_cli(
         [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
     full_env.setdefault("COLUMNS", "200")
-    full_env.update(env or {})
+    if env:
+        full_env.update(env)
     return subprocess.run(
         [sys.executable, "-m", "forecast", *args],
         env=full_env,
@@ -97,6 +100,30 @@ def snapshot(folder: str | Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.is_symlink()
     }
+
+
+def assert_unchanged(before: Mapping[str, str], after: Mapping[str, str], what: str = "") -> None:
+    """Every file in ``before`` is still there with the same bytes (new files are allowed)."""
+    changed = [p for p, h in before.items() if after.get(p) != h]
+    assert not changed, f"{what} changed or removed: {changed}"
+
+
+def run_cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``wallcast ARGS`` in this process (typer's CliRunner): the same checks as
+    :func:`run_cli` without the interpreter start.  An uncaught exception is reported as the
+    traceback it would print, so :func:`assert_clean_error` catches it."""
+
+    from typer.testing import CliRunner
+
+    from forecast.cli import app
+
+    result = CliRunner().invoke(app, args, prog_name="wallcast")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "Traceback (most recent call last):\n" + "".join(
+            traceback.format_exception(result.exception)
+        )
+    return subprocess.CompletedProcess(["wallcast", *args], result.exit_code, result.stdout, stderr)
 
 
 def processes_mentioning(text: str) -> list[int]:
