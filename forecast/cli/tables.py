@@ -139,6 +139,28 @@ def query_line(out: dict[str, Any]) -> str:
     )
 
 
+def cost_line(out: dict[str, Any]) -> str:
+    """``wallcast query --what cost``: the cost multiplier, utilization and shortest run."""
+
+    def mult(v: float) -> str:
+        return "infeasible" if math.isinf(v) else f"{sci(v, 3)}x"
+
+    def days(v: float) -> str:
+        return "never" if math.isinf(v) else f"{sci(v, 3)} days"
+
+    p = fmt_pct(out["prob"])
+    return (
+        f"frontier run of {out['year']}, {out['scenario']}: cost multiplier median "
+        f"{mult(out['median'])} ({p} interval {mult(out['lower'])} - {mult(out['upper'])}); "
+        f"utilization median {fmt_pct(out['frontier_utilization_median'])} "
+        f"({fmt_pct(out['frontier_utilization_lower'])} - "
+        f"{fmt_pct(out['frontier_utilization_upper'])}); shortest feasible run median "
+        f"{days(out['min_run_days_median'])} ({days(out['min_run_days_lower'])} - "
+        f"{days(out['min_run_days_upper'])}); infeasible in "
+        f"{fmt_pct(out['infeasible_fraction'])} of draws (forecast {out['forecast_id']})"
+    )
+
+
 # ----------------------------------------------------------------------------- analyses
 
 
