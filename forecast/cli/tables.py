@@ -10,7 +10,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from forecast.formatting import fmt_flop, fmt_interval, fmt_log10_flop, fmt_pct, fmt_year, sci
+from forecast.formatting import (
+    fmt_days,
+    fmt_flop,
+    fmt_interval,
+    fmt_log10_flop,
+    fmt_multiplier,
+    fmt_pct,
+    fmt_year,
+    sci,
+)
 
 
 def render(
@@ -142,12 +151,7 @@ def query_line(out: dict[str, Any]) -> str:
 def cost_line(out: dict[str, Any]) -> str:
     """``wallcast query --what cost``: the cost multiplier, utilization and shortest run."""
 
-    def mult(v: float) -> str:
-        return "infeasible" if math.isinf(v) else f"{sci(v, 3)}x"
-
-    def days(v: float) -> str:
-        return "never" if math.isinf(v) else f"{sci(v, 3)} days"
-
+    mult, days = fmt_multiplier, fmt_days
     p = fmt_pct(out["prob"])
     return (
         f"frontier run of {out['year']}, {out['scenario']}: cost multiplier median "
