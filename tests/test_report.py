@@ -451,7 +451,9 @@ def test_report_and_deck_commands_on_a_real_forecast(real_forecast, tmp_path):
     assert (real_forecast.parent / "deck.pptx").exists()  # default: beside the forecast
     md = (tmp_path / "report.md").read_text()
     v = draws(real_forecast, "hit_year", "baseline", "data_movement")
-    row = next(r for r in md_table(md, "scenario | wall | hit year, median") if r[1] == "data-movement")
+    row = next(
+        r for r in md_table(md, "scenario | wall | hit year, median") if r[1] == "data-movement"
+    )
     assert row[2] == expect_year(v, 0.5)
     acc = md_table(md, "accelerator")
     assert len(acc) == 1 and acc[0][0].startswith("NVIDIA H100") and "e" in acc[0][2]
