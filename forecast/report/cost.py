@@ -39,7 +39,7 @@ SIGNPOST_TOP = 4
 WATCH = {
     "scaling.batch_tokens_2024": (
         "critical batch size",
-        "largest batch size published for a frontier run (technical reports) [llama3-2024] "
+        "largest batch size published for a frontier run (technical reports) [llama3-herd] "
         "[mccandlish2018]",
     ),
     "scaling.batch_exponent": (
@@ -52,12 +52,12 @@ WATCH = {
     ),
     "scaling.layers_at_reference": (
         "depth of today's largest models",
-        "layer counts of newly published frontier models [llama3-2024]",
+        "layer counts of newly published frontier models [llama3-herd]",
     ),
     "hardware.scaleup_domain_size_growth_per_year": (
         "scale-up domain growth",
         "scale-up (NVLink-class) domain of shipped systems, e.g. NVL72 and successors "
-        "[nvidia-gb200]",
+        "[nvidia-nvlink-domain]",
     ),
     "latency.change_per_year": (
         "collective latency trend",
@@ -81,11 +81,11 @@ WATCH = {
     ),
     "training.duration_days": (
         "length of frontier runs",
-        "reported training durations of frontier models [epoch-data]",
+        "reported training durations of frontier models [epoch-notable-models]",
     ),
     "training.max_utilization": (
         "utilization at scale",
-        "reported model FLOP utilization of large runs [llama3-2024]",
+        "reported model FLOP utilization of large runs [llama3-herd]",
     ),
     "network.collective_efficiency": (
         "collective efficiency",
@@ -93,7 +93,7 @@ WATCH = {
     ),
     "network.scaleout_multiplier": (
         "scale-out bandwidth per accelerator",
-        "NICs per accelerator of shipped systems [nvidia-gb200]",
+        "NICs per accelerator of shipped systems [nvidia-nvlink-domain]",
     ),
     "scaling.tokens_per_param": (
         "tokens per parameter",

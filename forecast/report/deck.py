@@ -57,10 +57,13 @@ DECK_SOURCES = (
         "Sevilla et al., Can AI scaling continue through 2030?, Epoch AI (2024)",
     ),
     ("mccandlish2018", "McCandlish et al., An empirical model of large-batch training (2018)"),
-    ("llama3-2024", "Llama Team, The Llama 3 herd of models, arXiv:2407.21783 (2024)"),
+    ("llama3-herd", "Llama Team, The Llama 3 herd of models, arXiv:2407.21783 (2024)"),
     ("nccl-tests", "NVIDIA nccl-tests, github.com/NVIDIA/nccl-tests"),
-    ("nvidia-gb200", "NVIDIA GB200 NVL72 (72-GPU NVLink domain), nvidia.com"),
-    ("epoch-data", "Epoch AI, Data on notable AI models, epoch.ai/data"),
+    (
+        "nvidia-nvlink-domain",
+        "NVIDIA, NVLink domain information (Mission Control), docs.nvidia.com",
+    ),
+    ("epoch-notable-models", "Epoch AI, Data on notable AI models, epoch.ai/data"),
     ("hoffmann2022", "Hoffmann et al., Training compute-optimal LLMs, arXiv:2203.15556 (2022)"),
 )
 
