@@ -160,7 +160,8 @@ def propagate(
     # against the small-scale maximum, and the shortest run that could train it at all.
     u_frontier = best_utilization(sub_hw, sub_a, frontier[..., idx])
     u_max = small_scale_max_utilization(sub_hw, sub_a)
-    log10_days = np.log10(min_run_days(sub_hw, sub_a, frontier[..., idx]))
+    with np.errstate(divide="ignore"):  # 0 days (feasible at any length): -inf, kept
+        log10_days = np.log10(min_run_days(sub_hw, sub_a, frontier[..., idx]))
     if idx.size != years.size:
         u_frontier = interpolate_years(years, years[idx], u_frontier)
         u_max = interpolate_years(years, years[idx], u_max)
