@@ -47,3 +47,19 @@ def fmt_log10_flop(log10_flop: float, grid: tuple[float, float]) -> str:
     if math.isinf(log10_flop):
         return f">1e{grid[1]:.0f}" if log10_flop > 0 else f"<1e{grid[0]:.0f}"
     return sci(10.0**log10_flop)
+
+
+def fmt_multiplier(x: float) -> str:
+    """A cost multiplier: '1.3x', '2.5e3x'; +inf (no plan finishes in time) as 'infeasible'."""
+    if math.isinf(x):
+        return "infeasible"
+    return f"{sci(x, 1)}x" if x >= 100 else f"{x:.1f}x"
+
+
+def fmt_days(x: float) -> str:
+    """A duration in days: '42 days', '8.6 days', '0.46 days'; +inf as 'never'."""
+    if math.isinf(x):
+        return "never"
+    if x >= 10:
+        return f"{x:.0f} days"
+    return f"{x:.1f} days" if x >= 1 else f"{x:.2f} days"

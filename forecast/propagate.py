@@ -18,6 +18,12 @@ import xarray as xr
 import forecast.model  # noqa: F401  (float64 in JAX)
 from forecast.constants import REFERENCE_YEAR
 from forecast.crossing import first_crossing
+from forecast.model.cost import (
+    best_utilization,
+    cost_multiplier,
+    min_run_days,
+    small_scale_max_utilization,
+)
 from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.priors import registry
@@ -122,8 +128,10 @@ def propagate(
     Returns
     -------
     dict of arrays: ``wall_log10_flop`` (sample, year, wall), ``frontier_log10_flop``
-    (sample, year), ``hit_year``, ``hit_log10_flop``, ``hit`` (sample, wall), and the frontier
-    accelerator's specs (sample, year) under ``hardware_*``.
+    (sample, year), ``hit_year``, ``hit_log10_flop``, ``hit`` (sample, wall),
+    ``frontier_utilization``, ``cost_multiplier`` and ``min_run_days`` (sample, year) (see
+    :mod:`forecast.model.cost`), and the frontier accelerator's specs (sample, year) under
+    ``hardware_*``.
     """
     years = np.asarray(years, dtype=float)
     hw = frontier_hardware(trend_log10, inputs, years)
@@ -148,6 +156,16 @@ def propagate(
         lat = interpolate_years(years, years[idx], lat)
     walls = np.stack([dm, lat], axis=-1)
     frontier = np.asarray(trend_log10["frontier_compute"], dtype=float)
+    # What the wall costs: the frontier run's best utilization on the year's frontier hardware
+    # against the small-scale maximum, and the shortest run that could train it at all.
+    u_frontier = best_utilization(sub_hw, sub_a, frontier[..., idx])
+    u_max = small_scale_max_utilization(sub_hw, sub_a)
+    with np.errstate(divide="ignore"):  # 0 days (feasible at any length): -inf, kept
+        log10_days = np.log10(min_run_days(sub_hw, sub_a, frontier[..., idx]))
+    if idx.size != years.size:
+        u_frontier = interpolate_years(years, years[idx], u_frontier)
+        u_max = interpolate_years(years, years[idx], u_max)
+        log10_days = interpolate_years(years, years[idx], log10_days)
     hit_year, hit_flop, hit = first_crossing(
         years, frontier[..., None, :], np.moveaxis(walls, -1, -2)
     )
@@ -157,6 +175,9 @@ def propagate(
         "hit_year": hit_year,
         "hit_log10_flop": hit_flop,
         "hit": hit,
+        "frontier_utilization": u_frontier,
+        "cost_multiplier": cost_multiplier(u_max, u_frontier),
+        "min_run_days": 10.0**log10_days,
     }
     for name, value in hw._asdict().items():
         out[f"hardware_{name}"] = np.broadcast_to(value, frontier.shape).astype(float)
@@ -183,6 +204,9 @@ def forecast_dataset(result: dict[str, np.ndarray], years, chains: int, draws: i
                 np.where(np.isfinite(hit_log), 10.0**hit_log, np.inf),
             ),
             "hit": (("chain", "draw", "wall"), cd(result["hit"]).astype(bool)),
+            "frontier_utilization": (("chain", "draw", "year"), cd(result["frontier_utilization"])),
+            "cost_multiplier": (("chain", "draw", "year"), cd(result["cost_multiplier"])),
+            "min_run_days": (("chain", "draw", "year"), cd(result["min_run_days"])),
         },
         coords={
             "chain": np.arange(chains),
@@ -206,6 +230,21 @@ def forecast_dataset(result: dict[str, np.ndarray], years, chains: int, draws: i
             "training compute of the frontier run when it reaches the wall; +inf: not hit",
         ),
         "hit": ("1", "whether the frontier reaches the wall by the last year"),
+        "frontier_utilization": (
+            "1",
+            "best achievable utilization (fraction of peak) of the frontier run on the frontier "
+            "accelerator of the year; 0: infeasible (past the latency wall)",
+        ),
+        "cost_multiplier": (
+            "1",
+            "small-scale maximum utilization / frontier_utilization: accelerator-time per FLOP "
+            "of the frontier run against the small-scale best, >= 1; +inf: infeasible",
+        ),
+        "min_run_days": (
+            "days",
+            "shortest run in which any plan could train the frontier run of the year "
+            "(the latency wall inverted in duration)",
+        ),
     }
     for name, (unit, long_name) in units.items():
         ds[name].attrs.update(units=unit, long_name=long_name)

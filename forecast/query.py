@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # xarray is imported lazily: `wallcast query` needs only h5py
     import xarray as xr
 
 WHAT_VARIABLE = {"year": "hit_year", "flop": "hit_flop"}
+WHATS = (*WHAT_VARIABLE, "cost")  # cost: per year, not per wall
+COST_VARIABLES = ("cost_multiplier", "frontier_utilization", "min_run_days")
 
 
 class QueryError(WallcastError, ValueError):
@@ -124,6 +126,60 @@ def query(
     return out
 
 
+def _index(dims, coords: dict[str, list], chosen: dict[str, str]) -> tuple:
+    return tuple(coords[d].index(chosen[d]) if d in chosen else slice(None) for d in dims)
+
+
+def cost_query(
+    path: str | Path | None, year: int, scenario: str | None = None, prob: float = 0.8
+) -> dict:
+    """What the wall costs the frontier run of ``year``: median and ``prob`` interval of
+    ``cost_multiplier`` (``median``, ``lower``, ``upper``; +inf: past the latency wall), the
+    share of draws where the run is infeasible (``infeasible_fraction``), and the same
+    interval of ``frontier_utilization`` and ``min_run_days`` (keys prefixed with their name).
+
+    Reads the three variables with h5py (no xarray, no JAX), like :func:`query`.
+    """
+    import h5py
+
+    from forecast.storage import read_variable, resolve_forecast_path
+
+    path = resolve_forecast_path(path)
+    with h5py.File(path, "r") as h5:
+        years = [int(y) for y in h5["forecast"]["year"][...]]
+    if int(year) not in years:
+        raise QueryError(f"year {year} is not in the forecast ({years[0]}-{years[-1]})")
+    out: dict = {}
+    root: dict = {}
+    for name in COST_VARIABLES:
+        try:
+            dims, values, attrs, coords, root = read_variable(path, "forecast", name)
+        except KeyError:
+            raise QueryError(
+                f"{path}: the forecast has no {name!r} (published before cost variables existed; "
+                "rerun `wallcast run`)"
+            ) from None
+        scenarios = coords.get("scenario", [])
+        scenario = scenarios[0] if scenario is None else scenario
+        if scenario not in scenarios:
+            raise QueryError(f"unknown scenario {scenario!r}; the forecast has {scenarios}")
+        coords = {**coords, "year": [str(y) for y in years]}
+        draws = values[_index(dims, coords, {"scenario": scenario, "year": str(int(year))})]
+        res = interval(draws, prob)
+        if name == COST_VARIABLES[0]:
+            out.update(res)
+            out["infeasible_fraction"] = out.pop("not_hit_fraction")
+            out["units"] = attrs.get("units", "")
+        else:
+            for key in ("median", "lower", "upper"):
+                out[f"{name}_{key}"] = res[key]
+            out[f"{name}_units"] = attrs.get("units", "")
+    out.update(what="cost", year=int(year), scenario=scenario)
+    out["forecast_id"] = root.get("id", "")
+    out["forecast"] = str(path)
+    return out
+
+
 def json_ready(out: dict) -> dict:
     """A :func:`query` answer as plain JSON values: +inf/-inf become the strings "inf"/"-inf"."""
     return {
@@ -132,11 +188,35 @@ def json_ready(out: dict) -> dict:
     }
 
 
+def answer(
+    path: str | Path | None,
+    wall: str | None,
+    what: str = "year",
+    scenario: str | None = None,
+    prob: float = 0.8,
+    year: int | None = None,
+) -> dict:
+    """:func:`cost_query` for ``what="cost"`` (needs ``year``; ``wall`` is ignored), else
+    :func:`query` (needs ``wall``)."""
+    if what == "cost":
+        if year is None:
+            raise QueryError("--what cost needs --year (the year of the frontier run)")
+        return cost_query(path, year, scenario, prob)
+    if wall is None:
+        raise QueryError(f"--what {what} needs --wall (data_movement or latency)")
+    return query(path, wall, what, scenario, prob)
+
+
 def query_json(
-    path: str | Path, wall: str, what: str = "year", scenario: str | None = None, prob: float = 0.8
+    path: str | Path,
+    wall: str | None,
+    what: str = "year",
+    scenario: str | None = None,
+    prob: float = 0.8,
+    year: int | None = None,
 ) -> dict:
     """The JSON object of ``wallcast query --json`` and of the API's ``GET /v1/query``."""
-    return json_ready(query(path, wall, what, scenario, prob))
+    return json_ready(answer(path, wall, what, scenario, prob, year))
 
 
 def summary_table(forecast: xr.Dataset, prob: float = 0.8) -> list[dict]:

@@ -20,7 +20,15 @@ SEED = 11
 CHAINS, DRAWS = 2, 150
 SCENARIOS = ["six-month-runs"]
 YEARS = [2024.0, 2027.0, 2030.0, 2033.0, 2036.0, 2040.0, 2045.0]
-FORECAST_VARIABLES = ("wall_flop", "frontier_flop", "hit_year", "hit_flop")
+FORECAST_VARIABLES = (
+    "wall_flop",
+    "frontier_flop",
+    "hit_year",
+    "hit_flop",
+    "frontier_utilization",
+    "cost_multiplier",
+    "min_run_days",
+)
 
 
 def small_forecast() -> xr.Dataset:

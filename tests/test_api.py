@@ -148,6 +148,21 @@ def test_query_is_exactly_the_cli_json(client, outputs, wall, what, scenario, pr
     assert got.json() == cli_json(*args, "--outputs-dir", str(outputs))
 
 
+@pytest.mark.parametrize(("year", "scenario"), [(2030, None), (2034, "six-month-runs")])
+def test_cost_query_is_exactly_the_cli_json(client, outputs, dataset, year, scenario):
+    params = {"what": "cost", "year": year}
+    args = ["query", "--what", "cost", "--year", str(year), "--json"]
+    if scenario:
+        params["scenario"] = scenario
+        args += ["--scenario", scenario]
+    got = client.get("/v1/query", params=params)
+    assert got.status_code == 200, got.text
+    assert got.json() == cli_json(*args, "--outputs-dir", str(outputs))
+    ds, _ = dataset
+    values = ds["cost_multiplier"].sel(year=year, scenario=scenario or "baseline").values.ravel()
+    assert got.json()["infeasible_fraction"] == pytest.approx(np.mean(np.isinf(values)))
+
+
 def test_query_of_a_named_forecast_is_the_cli_json_of_its_folder(client, outputs, forecast_id):
     got = client.get("/v1/query", params={"wall": "latency", "forecast": forecast_id}).json()
     folder = outputs / "forecasts" / forecast_id
@@ -246,7 +261,9 @@ def test_unknown_ids_are_404(client, path):
     ("path", "parameter", "allowed"),
     [
         ("/v1/query?wall=bogus", "wall", ["data_movement", "latency"]),
-        ("/v1/query?wall=latency&what=month", "what", ["flop", "year"]),
+        ("/v1/query?wall=latency&what=month", "what", ["cost", "flop", "year"]),
+        ("/v1/query?what=cost", "year", None),
+        ("/v1/query?what=cost&year=2031", "year", None),
         ("/v1/query?wall=latency&scenario=nope", "scenario", PUBLISHED_SCENARIOS),
         ("/v1/query?wall=latency&prob=1.5", "prob", "a number from 0.01 to 0.99"),
         ("/v1/query?wall=latency&prob=nan", "prob", "a number from 0.01 to 0.99"),

@@ -230,6 +230,57 @@ def test_query_cli_matches_dataset_and_imports_no_jax(small_forecast):
     assert set(got) >= {"median", "lower", "upper", "prob", "not_hit_fraction"}
 
 
+def test_cost_query_cli_matches_dataset_and_imports_no_jax(small_forecast):
+    """`wallcast query --what cost --year Y --json`: the dataset's quantiles of cost_multiplier,
+    frontier_utilization and min_run_days for the frontier run of year Y, without JAX."""
+    _, _, tree, _, out = small_forecast
+    year = int(SPARSE_YEARS[2])  # 2030
+    code = (
+        "import sys; from typer.testing import CliRunner; from forecast.cli import app; "
+        f"r = CliRunner().invoke(app, ['query', '--what', 'cost', '--year', '{year}', "
+        f"'--outputs-dir', {str(out)!r}, '--json']); "
+        "print(r.output); assert 'jax' not in sys.modules, 'query imported jax'"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    got = json.loads(proc.stdout)
+    fc = tree["forecast"].to_dataset().isel(scenario=0).sel(year=year)
+    assert got["year"] == year and got["what"] == "cost"
+    mult = fc["cost_multiplier"].values.ravel()
+    assert got["infeasible_fraction"] == pytest.approx(np.mean(np.isinf(mult)))
+    assert np.all(mult >= 1.0)
+    if np.isfinite(np.quantile(mult, 0.9)):
+        assert got["median"] == pytest.approx(np.quantile(mult, 0.5))
+        assert got["upper"] == pytest.approx(np.quantile(mult, 0.9))
+    u = fc["frontier_utilization"].values.ravel()
+    assert got["frontier_utilization_median"] == pytest.approx(np.quantile(u, 0.5))
+    assert got["frontier_utilization_lower"] == pytest.approx(np.quantile(u, 0.1))
+    days = fc["min_run_days"].values.ravel()
+    assert got["min_run_days_median"] == pytest.approx(np.quantile(days, 0.5))
+    # where the run is feasible, its utilization is what the multiplier says
+    ok = u > 0
+    np.testing.assert_array_equal(np.isinf(mult), ~ok)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--what", "cost"], "needs --year"),
+        (["--what", "cost", "--year", "2031"], "year 2031 is not in the forecast"),
+        (["--what", "year"], "needs --wall"),
+    ],
+)
+def test_cost_query_errors_are_one_line(small_forecast, args, message):
+    from typer.testing import CliRunner
+
+    from forecast.cli import app
+
+    _, _, _, _, out = small_forecast
+    r = CliRunner().invoke(app, ["query", *args, "--outputs-dir", str(out)])
+    assert r.exit_code == 2
+    assert r.output.startswith("error:") and message in r.output
+    assert "Traceback" not in r.output
+
+
 # ----------------------------------------------------------------------------- validation vs [R]
 
 

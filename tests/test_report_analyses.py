@@ -230,47 +230,47 @@ def test_rewritten_report_drops_charts_it_no_longer_uses(tmp_path):
 # ----------------------------------------------------------------------------- deck
 
 
-def test_deck_drivers_slide_says_sobol_and_has_backtest_slide(analysed, written):
+def test_deck_tornado_from_sobol_and_backtest_slide(analysed, written):
     from pptx import Presentation
-
-    from forecast.report.deck import BACKTEST_TITLE
 
     sens = group(analysed, "sensitivity")
     bt = group(analysed, "backtest")
     prs = Presentation(str(written["deck"]))
     titles = [s.shapes.title.text for s in prs.slides]
-    i = titles.index("What drives the uncertainty")
+    assert 8 <= len(titles) <= 10, titles
+    i = next(k for k, t in enumerate(titles) if "moves the wall most" in t)
     drivers = slide_text(prs.slides[i])
-    assert f"Sobol total-order indices, N = {sens.attrs['sensitivity_samples']:,}" in drivers
-    assert "Spearman" not in drivers
+    assert "from the sensitivity analysis" in drivers
     lead = sens.sel(target="data_movement_hit_year")
-    top = str(lead["input"].values[int(np.argmax(lead["total"].values))])
-    assert top in drivers
-    assert any(s.shape_type == 13 for s in prs.slides[i].shapes)  # the Sobol chart
+    top = int(np.argmax(lead["total"].values))
+    swing = abs(float(lead["tornado_high"].values[top]) - float(lead["tornado_low"].values[top]))
+    assert f"{swing:.1f} years between its 10th and 90th percentile" in titles[i]
+    assert any(s.shape_type == 13 for s in prs.slides[i].shapes)  # the tornado chart
 
-    assert titles[i + 1] == BACKTEST_TITLE
+    assert titles[i + 1].startswith("Backtest: the trends' 80% intervals covered")
     slide = prs.slides[i + 1]
     text = slide_text(slide)
+    covs = []
     for origin in ORIGINS:
         s = bt.sel(origin=origin, metric="all")
+        covs.append(float(s["coverage_80"]))
         line = f"origin {origin}: {float(s['coverage_80']):.0%} of {int(s['n_held_out'])} held out"
         assert line in text
+    assert f"covered {np.mean(covs):.0%} of later" in titles[i + 1]
     assert any(s.shape_type == 13 for s in slide.shapes)  # the calibration chart
-    assert titles[i + 2].startswith("Assumptions and sources")
 
 
 def test_deck_without_sensitivity_says_fallback(tmp_path):
     from pptx import Presentation
 
     from forecast.report import write_deck_file
-    from forecast.report.deck import BACKTEST_TITLE
 
     path = publish(synthetic_tree(FIRST_ID, seed=5), tmp_path / "o", FIRST_ID) / "forecast.nc"
     prs = Presentation(str(write_deck_file(path, tmp_path / "d")))
     titles = [s.shapes.title.text for s in prs.slides]
-    text = slide_text(prs.slides[titles.index("What drives the uncertainty")])
-    assert "Fallback" in text and "Spearman" in text and "no Sobol sensitivity group" in text
-    assert BACKTEST_TITLE not in titles
+    i = next(k for k, t in enumerate(titles) if "moves the wall most" in t)
+    assert "no sensitivity analysis in this forecast" in slide_text(prs.slides[i])
+    assert not any(t.startswith("Backtest") for t in titles)
 
 
 # ----------------------------------------------------------------------------- charts

@@ -35,6 +35,7 @@ class Wall(StrEnum):
 class What(StrEnum):
     year = "year"
     flop = "flop"
+    cost = "cost"
 
 
 class TaskRunnerKind(StrEnum):

@@ -37,10 +37,17 @@ def _check_prob(value: float) -> float:
 @app.command()
 @reports_errors
 def query(
-    wall: Annotated[Wall, typer.Option(help="Which wall.")],
+    wall: Annotated[Wall | None, typer.Option(help="Which wall (for --what year or flop).")] = None,
     what: Annotated[
-        What, typer.Option(help="year: when it is hit; flop: at what training compute.")
+        What,
+        typer.Option(
+            help="year: when the wall is hit; flop: at what training compute; cost: the cost "
+            "multiplier, utilization and shortest run of the frontier run of --year."
+        ),
     ] = What.year,
+    year: Annotated[
+        int | None, typer.Option(help="Year of the frontier run (for --what cost).")
+    ] = None,
     forecast: ForecastOpt = None,
     outputs_dir: OutputsDirOpt = None,
     scenario: Annotated[
@@ -52,17 +59,18 @@ def query(
     ] = 0.8,
     json_out: JsonOpt = False,
 ) -> None:
-    """Median and credible interval of when / at what FLOP a wall is hit (no JAX import)."""
-    from forecast.query import json_ready
-    from forecast.query import query as run_query
+    """Median and credible interval of when / at what FLOP a wall is hit, or of what the walls
+    cost the frontier run of a year (no JAX import)."""
+    from forecast.query import answer, json_ready
 
-    out = run_query(forecast_path(forecast, outputs_dir), wall.value, what.value, scenario, prob)
+    path = forecast_path(forecast, outputs_dir)
+    out = answer(path, wall.value if wall else None, what.value, scenario, prob, year)
     if json_out:  # the same object as the API's GET /v1/query (forecast.query.query_json)
         typer.echo(json.dumps(json_ready(out), indent=2))
         return
-    from forecast.cli.tables import query_line
+    from forecast.cli.tables import cost_line, query_line
 
-    typer.echo(query_line(out))
+    typer.echo(cost_line(out) if what is What.cost else query_line(out))
 
 
 @app.command()

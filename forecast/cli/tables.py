@@ -10,7 +10,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from forecast.formatting import fmt_flop, fmt_interval, fmt_log10_flop, fmt_pct, fmt_year, sci
+from forecast.formatting import (
+    fmt_days,
+    fmt_flop,
+    fmt_interval,
+    fmt_log10_flop,
+    fmt_multiplier,
+    fmt_pct,
+    fmt_year,
+    sci,
+)
 
 
 def render(
@@ -136,6 +145,23 @@ def query_line(out: dict[str, Any]) -> str:
         f"{fmt_pct(out['prob'])} interval {fmt(out['lower'])} - {fmt(out['upper'])}; "
         f"not hit by the last year in {fmt_pct(out['not_hit_fraction'])} of draws "
         f"(forecast {out['forecast_id']})"
+    )
+
+
+def cost_line(out: dict[str, Any]) -> str:
+    """``wallcast query --what cost``: the cost multiplier, utilization and shortest run."""
+
+    mult, days = fmt_multiplier, fmt_days
+    p = fmt_pct(out["prob"])
+    return (
+        f"frontier run of {out['year']}, {out['scenario']}: cost multiplier median "
+        f"{mult(out['median'])} ({p} interval {mult(out['lower'])} - {mult(out['upper'])}); "
+        f"utilization median {fmt_pct(out['frontier_utilization_median'])} "
+        f"({fmt_pct(out['frontier_utilization_lower'])} - "
+        f"{fmt_pct(out['frontier_utilization_upper'])}); shortest feasible run median "
+        f"{days(out['min_run_days_median'])} ({days(out['min_run_days_lower'])} - "
+        f"{days(out['min_run_days_upper'])}); infeasible in "
+        f"{fmt_pct(out['infeasible_fraction'])} of draws (forecast {out['forecast_id']})"
     )
 
 

@@ -629,3 +629,142 @@ def scenario_chart(
         ax.set_ylabel("Scenario")
         ax.legend(loc="best", framealpha=0.9)
     return fig
+
+
+# ----------------------------------------------------------------------------- cost of the wall
+
+COST_CAP = 100.0  # the multiplier chart's top; above it (and infeasible runs) drawn at the cap
+
+
+def cost_chart(
+    fc: Forecast,
+    scenarios: Sequence[str] | None = None,
+    *,
+    scale: float = 1.0,
+    figsize=None,
+    ncols: int = 4,
+) -> Figure:
+    """Fan chart of the cost multiplier of the frontier run by year, one panel per scenario.
+
+    Median and 50/80 % bands over the draws; bands above ``COST_CAP`` (or infinite: the run is
+    past the latency wall) are clipped to the cap, and the grey line (right axis) is the share
+    of draws in which the run is infeasible.
+    """
+    scenarios = list(fc.scenarios if scenarios is None else scenarios)
+    ncols = min(ncols, len(scenarios))
+    nrows = math.ceil(len(scenarios) / ncols)
+    figsize = figsize or (3.4 * ncols + 0.8, 2.9 * nrows + 0.6)
+    years = fc.forecast["year"].values.astype(float)
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False).ravel()
+        for ax, scenario in zip(axes, scenarios, strict=False):
+            da = fc.forecast["cost_multiplier"].sel(scenario=scenario)
+            q = band_quantiles(da, probs=(0.5, 0.8))
+            cap = {k: np.minimum(v, COST_CAP) for k, v in q.items()}
+            for p, alpha in (("80", 0.2), ("50", 0.4)):
+                ax.fill_between(
+                    years, cap[f"lo{p}"], cap[f"hi{p}"], color=VERMILLION, alpha=alpha, lw=0
+                )
+            med = np.where(np.isfinite(q["median"]), q["median"], np.nan)
+            ax.plot(years, np.minimum(med, COST_CAP), color=VERMILLION, lw=2)
+            infeasible = np.isinf(da).mean(("chain", "draw")).values
+            twin = ax.twinx()
+            twin.plot(years, infeasible, color=BLACK, lw=1.2, alpha=0.6, ls="--")
+            twin.set_ylim(0, 1)
+            twin.set_yticks([0, 0.5, 1], ["0", "50%", "100%"])
+            twin.grid(False)
+            ax.set_yscale("log")
+            ax.set_ylim(1, COST_CAP * 1.05)
+            ax.set_xlim(years[0], years[-1])
+            ax.set_title(scenario)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
+        for ax in axes[len(scenarios) :]:
+            ax.set_visible(False)
+        fig.supxlabel("Year of the frontier run")
+        fig.supylabel("Cost multiplier (x accelerator-time per FLOP)")
+        fig.legend(
+            [
+                Line2D([], [], color=VERMILLION, lw=2),
+                Patch(facecolor=VERMILLION, alpha=0.4),
+                Patch(facecolor=VERMILLION, alpha=0.2),
+                Line2D([], [], color=BLACK, lw=1.2, ls="--", alpha=0.6),
+            ],
+            [
+                "median",
+                "50% band",
+                "80% band",
+                "share infeasible (right axis)",
+            ],
+            loc="outside upper center",
+            ncols=4,
+        )
+    return fig
+
+
+def tornado_chart(
+    effects: Sequence[Any], wall: str, *, scale: float = 1.0, figsize=(10, 5.0)
+) -> Figure:
+    """Tornado: the hit year with one input at its 10th and 90th percentile, the others at
+    their medians (``forecast.report.cost.InputEffect``), largest swing at the top."""
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+        if not effects:
+            return fig
+        base = effects[0].baseline
+        y = np.arange(len(effects))[::-1].astype(float)
+        for yi, e in zip(y, effects, strict=True):
+            lo, hi = float(e.hit_years[0]), float(e.hit_years[2])
+            ax.barh(yi, lo - base, left=base, color=BLUE, height=0.6)
+            ax.barh(yi, hi - base, left=base, color=VERMILLION, height=0.6)
+        ax.axvline(base, color="0.2", lw=1.2)
+        ax.set_yticks(y, [e.label for e in effects])
+        ax.set_xlabel(f"{wall_label(wall).capitalize()} wall hit year (calendar year)")
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.grid(False, axis="y")
+        ax.legend(
+            [Patch(color=BLUE), Patch(color=VERMILLION), Line2D([], [], color="0.2")],
+            ["input at its 10th percentile", "input at its 90th percentile", "all at median"],
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=3,
+            frameon=False,
+        )
+    return fig
+
+
+def comparison_chart(rows: Sequence[dict], *, scale: float = 1.0, figsize=(10, 4.2)) -> Figure:
+    """Ours (median, 80% interval) against published estimates, one row per quantity.
+
+    ``rows``: dicts with ``label``, ``median``, ``lower``, ``upper`` (ours, FLOP) and
+    ``published`` (FLOP), ``published_low``/``published_high`` (optional range), ``source``.
+    """
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+        y = np.arange(len(rows))[::-1].astype(float)
+        for yi, r in zip(y, rows, strict=True):
+            ax.plot([r["lower"], r["upper"]], [yi + 0.12] * 2, color=BLUE, lw=5)
+            ax.plot([r["median"]], [yi + 0.12], "o", color=BLUE, ms=10)
+            if r.get("published_low") is not None:
+                ax.plot(
+                    [r["published_low"], r["published_high"]], [yi - 0.12] * 2, color=ORANGE, lw=5
+                )
+            ax.plot([r["published"]], [yi - 0.12], "D", color=ORANGE, ms=10)
+        ax.set_xscale("log")
+        ax.set_yticks(y, [r["label"] for r in rows])
+        ax.set_ylim(-0.6, len(rows) - 0.4)
+        ax.set_xlabel("Training compute (FLOP)")
+        ax.legend(
+            [
+                Line2D([], [], color=BLUE, lw=5, marker="o", ms=10),
+                Line2D([], [], color=ORANGE, lw=5, marker="D", ms=10),
+            ],
+            ["this forecast: median and 80% interval", "published estimate (and range)"],
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=2,
+            frameon=False,
+        )
+    return fig

@@ -8,55 +8,70 @@ the forecast through :mod:`forecast.report.numbers` and its siblings.
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
+import numpy as np
 from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.util import Emu, Inches, Pt
 
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
-from forecast.report.drivers import (
-    backtest_summary,
-    pct_or_dash,
-    sobol_drivers,
-    uncertainty_drivers,
+from forecast.report.cost import (
+    SIGNPOST_HEADER,
+    Figure,
+    comparison,
+    cost_summary,
+    executive_summary,
+    fmt_input,
+    has_cost,
+    input_effects,
+    signposts,
 )
-from forecast.report.numbers import (
-    Forecast,
-    assumptions,
-    headline,
-    summary_rows,
-    summary_table_cells,
-    wall_label,
-)
+from forecast.report.drivers import backtest_summary, pct_or_dash
+from forecast.report.numbers import Forecast, assumptions, headline, summary_rows, wall_label
+from forecast.report.textfit import text_width_pt
 
 WIDTH, HEIGHT = Inches(13.333), Inches(7.5)
 MARGIN = Inches(0.5)
-TITLE_PT, BODY_PT, LEAD_PT, TABLE_PT = 32, 20, 28, 18
+TITLE_PT, BODY_PT, LEAD_PT, TABLE_PT, NOTE_PT = 28, 20, 28, 18, 16
+NOTE_HEIGHT = Inches(0.9)
+APPENDIX_PT = 13
+FONT = "DejaVu Sans"  # shipped with matplotlib, so the fit test measures the font LibreOffice uses
 ASSUMPTION_ROWS_PER_SLIDE = 6
 CHART_SCALE = 1.45
 DARK = RGBColor(0x1A, 0x1A, 0x1A)
 ACCENT = RGBColor(0x00, 0x72, 0xB2)  # Okabe-Ito blue, as the report's lead sentence
 GREY = RGBColor(0x55, 0x55, 0x55)
 
-TITLE = "When will frontier AI training hit the walls?"
-SLIDE_TITLES = (
-    TITLE,
-    "The answer",
-    "Frontier compute against the walls",
-    "Scenarios compared",
-    "What changed since the last forecast",
-    "What drives the uncertainty",
-    "Assumptions and sources",
+# The public references the deck cites (cite keys of docs/sources.md).
+DECK_SOURCES = (
+    (
+        "erdil2024",
+        "Erdil & Schneider-Joseph, Data movement limits to frontier model training, "
+        "arXiv:2411.01137 (2024)",
+    ),
+    (
+        "sevilla2024-2030",
+        "Sevilla et al., Can AI scaling continue through 2030?, Epoch AI (2024)",
+    ),
+    ("mccandlish2018", "McCandlish et al., An empirical model of large-batch training (2018)"),
+    ("llama3-herd", "Llama Team, The Llama 3 herd of models, arXiv:2407.21783 (2024)"),
+    ("nccl-tests", "NVIDIA nccl-tests, github.com/NVIDIA/nccl-tests"),
+    (
+        "nvidia-nvlink-domain",
+        "NVIDIA, NVLink domain information (Mission Control), docs.nvidia.com",
+    ),
+    ("epoch-notable-models", "Epoch AI, Data on notable AI models, epoch.ai/data"),
+    ("hoffmann2022", "Hoffmann et al., Training compute-optimal LLMs, arXiv:2203.15556 (2022)"),
 )
-BACKTEST_TITLE = "Can the trends be trusted? (backtest)"  # after the drivers slide, when present
 
 
 def _new(prs, title: str):
     slide = prs.slides.add_slide(prs.slide_layouts[5])  # title only
     t = slide.shapes.title
-    t.left, t.top, t.width, t.height = MARGIN, Inches(0.3), WIDTH - 2 * MARGIN, Inches(0.95)
+    t.left, t.top, t.width, t.height = MARGIN, Inches(0.2), WIDTH - 2 * MARGIN, Inches(1.15)
     t.text = title
     tf = t.text_frame
     tf.word_wrap = True
@@ -64,12 +79,13 @@ def _new(prs, title: str):
         p.alignment = 1  # left
         for r in p.runs:
             r.font.size = Pt(TITLE_PT)
+            r.font.name = FONT
             r.font.bold = True
             r.font.color.rgb = DARK
     return slide
 
 
-def _text(slide, paragraphs, left, top, width, height, size=BODY_PT):
+def _text(slide, paragraphs, left, top, width, height, size=BODY_PT, space_after=10):
     """Text box; ``paragraphs``: str or (str, size, bold, colour) tuples; returns the shape."""
     box = slide.shapes.add_textbox(left, top, width, height)
     tf = box.text_frame
@@ -80,9 +96,10 @@ def _text(slide, paragraphs, left, top, width, height, size=BODY_PT):
         run = p.add_run()
         run.text = text
         run.font.size = Pt(psize)
+        run.font.name = FONT
         run.font.bold = bold
         run.font.color.rgb = colour
-        p.space_after = Pt(10)
+        p.space_after = Pt(space_after)
     return box
 
 
@@ -111,8 +128,18 @@ def _table(slide, header, rows, left, top, width, col_widths=None, size=TABLE_PT
             for p in cell.text_frame.paragraphs:
                 for r in p.runs:
                     r.font.size = Pt(size)
+                    r.font.name = FONT
                     r.font.bold = i == 0
     return shape
+
+
+def _fit_line(text: str, size: float, width_pt: float) -> str:
+    """``text`` cut (with an ellipsis) to one line of ``width_pt`` at ``size`` points."""
+    if text_width_pt(text, size) <= width_pt:
+        return text
+    while text and text_width_pt(text + "…", size) > width_pt:
+        text = text[:-1]
+    return text.rstrip() + "…"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -134,132 +161,115 @@ def _short_prior(described: str) -> str:
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:
+    """8-10 slides, each titled with its point and that point's number from the dataset.
+
+    The numbers shown are recorded on the presentation as ``prs.wallcast_figures`` (slide
+    index -> list of :class:`forecast.report.cost.Figure`), which the tests read back.
+    """
     prs = Presentation()
     prs.slide_width, prs.slide_height = WIDTH, HEIGHT
     content_w = WIDTH - 2 * MARGIN
-    top = Inches(1.35)
+    top = Inches(1.45)
     h = headline(fc)
     last = fc.last_year
+    summary = executive_summary(fc)
+    f = summary.figures
+    figures: dict[int, list[Figure]] = {}
 
-    # 1. title
-    slide = prs.slides.add_slide(prs.slide_layouts[0])
-    slide.shapes.title.text = TITLE
-    slide.shapes.title.left, slide.shapes.title.top = MARGIN, Inches(2.0)
-    slide.shapes.title.width, slide.shapes.title.height = content_w, Inches(1.6)
-    for r in slide.shapes.title.text_frame.paragraphs[0].runs:
-        r.font.size, r.font.bold, r.font.color.rgb = Pt(40), True, DARK
-    sub = slide.placeholders[1]
-    sub.left, sub.top, sub.width, sub.height = MARGIN, Inches(3.9), content_w, Inches(1.8)
-    sub.text = (
-        f"Data-movement and latency walls (Erdil & Schneider-Joseph 2024)\n"
-        f"Forecast {fc.id} · {str(fc.attrs.get('created', ''))[:10]} · "
-        f"scenarios: {', '.join(fc.scenarios)}"
+    def record(*figs: Figure) -> None:
+        figures.setdefault(len(prs.slides) - 1, []).extend(figs)
+
+    def note(slide, text: str, height=NOTE_HEIGHT) -> None:
+        _text(slide, [(text, NOTE_PT, False, GREY)], MARGIN, HEIGHT - height, content_w, height)
+
+    # 1. the answer, with the fan chart
+    lo, hi = f["hit_year_lower"].text, f["hit_year_upper"].text
+    slide = _new(
+        prs,
+        f"Frontier training hits the {wall_label(h.wall)} wall around "
+        f"{f['hit_year_median'].text} ({lo}–{hi})",
     )
-    for p in sub.text_frame.paragraphs:
-        for r in p.runs:
-            r.font.size, r.font.color.rgb = Pt(22), GREY
-
-    # 2. the answer
-    slide = _new(prs, "The answer")
-    _text(
+    record(f["hit_year_median"], f["hit_year_lower"], f["hit_year_upper"])
+    fig = charts.fan_chart(fc, scale=CHART_SCALE, figsize=(12.5, 5.2), title=False)
+    _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+    note(
         slide,
-        [(h.sentence, LEAD_PT, True, ACCENT), h.detail, *h.others],
-        MARGIN,
-        top + Inches(0.2),
-        content_w,
-        Inches(5.5),
+        f"{h.scenario} scenario; median and 80% credible interval of the first year the largest "
+        "training run reaches the wall. Sources: [erdil2024] [sevilla2024-2030].",
     )
 
-    # 3. fan chart
-    slide = _new(prs, "Frontier compute against the walls")
-    fig = charts.fan_chart(fc, scale=CHART_SCALE, figsize=(12.5, 5.8), title=False)
-    _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.2))
-
-    # 4. scenarios compared
-    slide = _new(prs, "Scenarios compared")
-    rows = summary_rows(fc.forecast)
-    header, body = summary_table_cells(rows, last)
-    keep = [0, 1, 2, 3, 6]  # scenario, wall, median year, interval, P(hit)
-    header = [header[j] for j in keep]
-    body = [[r[j] for j in keep] for r in body]
-    shown = body[:10]
-    shape = _table(slide, header, shown, MARGIN, top, content_w, [2.6, 2.2, 2.2, 3.2, 2.0])
-    below = top + shape.height + Inches(0.25)
-    if len(shown) < len(body):
-        _text(
+    # 2. what it costs
+    if has_cost(fc):
+        c = cost_summary(fc)
+        cf = c.figures
+        slide = _new(
+            prs,
+            f"Data movement makes each FLOP of the {c.year} frontier run cost "
+            f"{cf['multiplier_median'].text} (80%: {cf['multiplier_lower'].text} to "
+            f"{cf['multiplier_upper'].text})",
+        )
+        record(cf["multiplier_median"], cf["multiplier_lower"], cf["multiplier_upper"])
+        fig = charts.cost_chart(fc, scale=1.15, figsize=(13.0, 5.6))
+        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+        note(
             slide,
-            [f"… and {len(body) - len(shown)} more rows in report.html"],
-            MARGIN,
-            below,
-            content_w,
-            Inches(0.6),
-            size=18,
+            f"Cost multiplier: small-scale maximum utilization / best utilization of the year's "
+            f"frontier run (1 = no penalty). {c.year}, {c.scenario}: infeasible in "
+            f"{cf['infeasible_fraction'].text} of draws; shortest run that could train it "
+            f"{cf['min_run_days_median'].text}.",
         )
-    elif HEIGHT - below > Inches(2.6):
-        fig = charts.scenario_chart(
-            rows, last, scale=CHART_SCALE, figsize=(12.5, max(3.0, (HEIGHT - below) / Inches(1)))
-        )
-        _picture(slide, fig, MARGIN, below, content_w, HEIGHT - below - Inches(0.15))
+        record(cf["infeasible_fraction"], cf["min_run_days_median"])
 
-    # 5. what changed
-    slide = _new(prs, "What changed since the last forecast")
-    if changes.first:
-        lines = ["This is the first forecast: there is no previous one to compare."]
-    else:
-        years_only = Changes(
-            changes.previous_id, moved=[m for m in changes.moved if m["what"] == "year"]
-        )
-        moved = change_sentences(years_only, last) or ["No median hit year moved."]
-        if len(moved) > 5:
-            moved = [*moved[:4], f"… and {len(moved) - 4} more in report.html"]
-        data = [_clip(d, 95) for d in changes.data[:3]]
-        if len(changes.data) > 3:
-            data.append(f"… and {len(changes.data) - 3} more in report.html")
-        lines = [
-            (f"Since forecast {changes.previous_id}:", BODY_PT, True, DARK),
-            *moved,
-            ("Data and inputs:", BODY_PT, True, DARK),
-            *data,
-        ]
-    _text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3))
-
-    # 6. what drives the uncertainty
-    slide = _new(prs, "What drives the uncertainty")
-    sobol = sobol_drivers(fc, top=6)
-    text_h = Inches(1.25)
-    if sobol is not None:
-        fig = charts.sobol_chart(sobol, scale=1.2, figsize=(13.5, 5.2))
-        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - text_h - Inches(0.2))
-        n = "?" if sobol.samples is None else f"{sobol.samples:,}"
-        leaders = "; ".join(
-            f"{wall_label(t.wall)}: {t.inputs[0]} ({t.total[0]:.2f})" for t in sobol.targets
-        )
-        note = (
-            f"Sobol total-order indices, N = {n} base samples, 95% bootstrap whiskers. "
-            f"Largest: {leaders}."
-        )
-    else:
-        drivers, method = uncertainty_drivers(fc, wall=h.wall, top=7)
-        if drivers:
-            fig = charts.drivers_chart(drivers, h.wall, scale=CHART_SCALE, figsize=(12.5, 4.6))
-            _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - text_h - Inches(0.2))
-        note = (
-            "Fallback (no Sobol sensitivity group in this forecast; `wallcast analyse` adds "
-            "one): " + method
-        )
-    _text(
-        slide,
-        [(note, 18, False, GREY)],
-        MARGIN,
-        HEIGHT - text_h - Inches(0.1),
-        content_w,
-        text_h,
+    # 3. when, per scenario
+    rows = summary_rows(fc.forecast)
+    slide = _new(
+        prs,
+        f"Across scenarios the {wall_label(h.wall)} wall arrives between "
+        f"{f['scenario_earliest'].text} and {f['scenario_latest'].text} (medians)",
     )
+    record(f["scenario_earliest"], f["scenario_latest"])
+    n = len(fc.scenarios)
+    fig = charts.scenario_chart(
+        rows, last, scale=CHART_SCALE, figsize=(12.5, min(5.6, 1.6 + 0.55 * n))
+    )
+    _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.3))
 
-    # 6b. backtest (only when the forecast has a backtest group)
+    # 4. what moves it (tornado)
+    effects = input_effects(fc, h.wall, top=6)
+    if effects:
+        e = effects[0]
+        swing = Figure(abs(e.swing), f"{abs(e.swing):.1f}")
+        slide = _new(
+            prs,
+            f"The {e.label} moves the wall most: {swing.text} years between its "
+            "10th and 90th percentile",
+        )
+        record(swing)
+        fig = charts.tornado_chart(effects, h.wall, scale=CHART_SCALE, figsize=(12.5, 5.0))
+        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+        note(
+            slide,
+            "One input at a time at its 10th or 90th prior percentile; "
+            + (
+                "from the sensitivity analysis (`wallcast analyse`)."
+                if e.method == "sensitivity"
+                else "from the slope of the hit year on the input over the forecast's draws "
+                "(no sensitivity analysis in this forecast)."
+            ),
+        )
+
+    # 4b. backtest (only when the forecast has a backtest group)
     bt = backtest_summary(fc)
     if bt is not None:
-        slide = _new(prs, BACKTEST_TITLE)
+        pooled = [bt.row(o)["coverage_80"] for o in bt.origins]
+        pooled = [c for c in pooled if c is not None and math.isfinite(c)]
+        mean_cov = Figure(float(np.mean(pooled)) if pooled else math.nan, "")
+        mean_cov.text = pct_or_dash(mean_cov.value if pooled else None)
+        slide = _new(
+            prs,
+            f"Backtest: the trends' 80% intervals covered {mean_cov.text} of later accelerators",
+        )
+        record(mean_cov)
         side_w = Inches(3.9)
         chart_w = content_w - side_w - Inches(0.2)
         fig = charts.calibration_chart(bt, scale=1.25, figsize=(12.0, 5.6))
@@ -267,68 +277,147 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         lines = [("80% intervals cover:", BODY_PT, True, DARK)]
         for origin in bt.origins:
             r = bt.row(origin)
-            lines.append(
-                f"origin {origin}: {pct_or_dash(r['coverage_80'])} of {r['n_held_out']} held out"
-            )
+            cov = Figure(r["coverage_80"], pct_or_dash(r["coverage_80"]))
+            record(cov)
+            lines.append(f"origin {origin}: {cov.text} of {r['n_held_out']} held out")
         lines.append(
             (
                 "Hardware trends refitted on parts released before each origin; "
-                "scored on the later ones.",
-                18,
+                "scored on the later ones (mean over origins in the title).",
+                NOTE_PT,
                 False,
                 GREY,
             )
         )
-        _text(slide, lines, MARGIN + chart_w + Inches(0.2), top, side_w, HEIGHT - top)
+        _text(slide, lines, MARGIN + chart_w + Inches(0.2), top, side_w, HEIGHT - top - Inches(0.2))
 
-    # 7+. assumptions and sources
-    items = assumptions(str(fc.attrs.get("priors_text", "")))
-    pages = [
-        items[i : i + ASSUMPTION_ROWS_PER_SLIDE]
-        for i in range(0, len(items), ASSUMPTION_ROWS_PER_SLIDE)
-    ] or [[]]
-    for n, page in enumerate(pages, start=1):
-        suffix = f" ({n}/{len(pages)})" if len(pages) > 1 else ""
-        slide = _new(prs, f"Assumptions and sources{suffix}")
-        if not page:
-            _text(
-                slide, ["No priors recorded in this forecast."], MARGIN, top, content_w, Inches(1)
-            )
-            continue
-        body = [
-            [
-                it["key"].replace(".", " · ").replace("_", " "),
-                _short_prior(it["prior"]),
-                _short_source(it["source"]),
-            ]
-            for it in page
-        ]
+    # 5. signposts
+    posts = signposts(fc, h.wall)
+    if posts:
+        p = posts[0]
+        if p.earlier is not None:
+            sp_fig = Figure(p.earlier, fmt_input(p.earlier))
+            title = f"Watch the {p.label}: at {sp_fig.text} the wall comes a year earlier"
+        else:
+            sp_fig = Figure(p.today, fmt_input(p.today))
+            title = f"Watch the {p.label}, today {sp_fig.text}"
+        slide = _new(prs, title)
+        record(sp_fig)
+        body = [sp.cells() for sp in posts]
         _table(
             slide,
-            ["parameter", "prior", "source"],
+            list(SIGNPOST_HEADER),
             body,
             MARGIN,
             top,
             content_w,
-            [3.7, 4.5, 4.1],
-            row_in=0.6,
+            [2.6, 1.3, 1.6, 1.6, 5.2],
+            size=16,
+            row_in=0.85,
         )
-        _text(
-            slide,
-            [
-                (
-                    f"Priors: {fc.attrs.get('priors_name', '?')}; full sources in the priors "
-                    "file and in report.html.",
-                    18,
-                    False,
-                    GREY,
+        for sp in posts:
+            record(
+                *(
+                    Figure(v, fmt_input(v))
+                    for v in (sp.today, sp.earlier, sp.later)
+                    if v is not None
                 )
-            ],
-            MARGIN,
-            HEIGHT - Inches(0.6),
-            content_w,
-            Inches(0.5),
+            )
+        note(slide, "Today: prior median. Sources in the appendix (docs/sources.md).", Inches(0.6))
+
+    # 6. comparison with published estimates
+    cmp = comparison(fc)
+    cf = cmp.figures
+    slide = _new(
+        prs,
+        f"Our data-movement wall sits at {cf['dm_wall_median'].text} FLOP today, against the "
+        "paper's ~1e28",
+    )
+    record(cf["dm_wall_median"])
+    fig = charts.comparison_chart(cmp.rows, scale=CHART_SCALE, figsize=(12.5, 3.6))
+    pic = _picture(slide, fig, MARGIN, top, content_w, Inches(3.3))
+    years_text = (
+        "is not reached by the last forecast year"
+        if cf["dm_years_after_2024"].text == "never"
+        else f"comes {cf['dm_years_after_2024'].text} years after 2024 "
+        f"({cf['dm_hit_year_median'].text}, median)"
+    )
+    _text(
+        slide,
+        [
+            f"[erdil2024]: utilization falls beyond ~1e28 FLOP on an H100 (3 months), reached "
+            f"in about three years; here the data-movement wall {years_text}.",
+            f"[sevilla2024-2030]: latency wall in 2030 near 3e31 FLOP (3e30–1e32); here "
+            f"{cf['latency_wall_median'].text} FLOP (median).",
+        ],
+        MARGIN,
+        pic.top + pic.height + Inches(0.15),
+        content_w,
+        HEIGHT - (pic.top + pic.height) - Inches(0.3),
+        size=18,
+    )
+    record(cf["latency_wall_median"], cf["dm_years_after_2024"], cf["dm_hit_year_median"])
+
+    # 7. what changed
+    if changes.first:
+        slide = _new(prs, "This is the first forecast: nothing to compare with yet")
+        lines = ["There is no previous published forecast."]
+    else:
+        years_only = Changes(
+            changes.previous_id, moved=[m for m in changes.moved if m["what"] == "year"]
         )
+        moved = change_sentences(years_only, last) or ["No median hit year moved."]
+        slide = _new(
+            prs, f"Since forecast {changes.previous_id}: {len(years_only.moved)} hit years moved"
+        )
+        if len(moved) > 4:
+            moved = [*moved[:3], f"… and {len(moved) - 3} more in report.html"]
+        data = [_clip(d, 90) for d in changes.data[:2]]
+        if len(changes.data) > 2:
+            data.append(f"… and {len(changes.data) - 2} more in report.html")
+        lines = [*moved, ("Data and inputs:", BODY_PT, True, DARK), *data]
+    _text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
+
+    # 8. appendix: assumptions (one slide, two columns: key and prior median)
+    items = assumptions(str(fc.attrs.get("priors_text", "")))
+    slide = _new(prs, f"Appendix: {len(items)} uncertain assumptions, with priors")
+    half = (len(items) + 1) // 2
+    col_w = (content_w - Inches(0.3)) // 2
+    room = col_w / 12700 - 16  # points of one line, less the insets
+    for k, part in enumerate((items[:half], items[half:])):
+        lines = [
+            _fit_line(f"{it['key']}: {_short_prior(it['prior'])}", APPENDIX_PT, room) for it in part
+        ]
+        if lines:
+            _text(
+                slide,
+                lines,
+                MARGIN + k * (col_w + Inches(0.3)),
+                top,
+                col_w,
+                HEIGHT - top - Inches(0.7),
+                size=APPENDIX_PT,
+                space_after=6,
+            )
+    note(
+        slide,
+        f"Priors {fc.attrs.get('priors_name', '?')}: median, 80% interval; sources of each "
+        "prior in report.html and the priors file.",
+        Inches(0.6),
+    )
+
+    # 9. appendix: sources
+    slide = _new(prs, "Appendix: sources")
+    _text(
+        slide,
+        [f"[{key}] {text}" for key, text in DECK_SOURCES],
+        MARGIN,
+        top,
+        content_w,
+        HEIGHT - top - Inches(0.3),
+        size=16,
+    )
+    prs.wallcast_figures = figures
     return prs
 
 

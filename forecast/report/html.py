@@ -13,9 +13,17 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from forecast.formatting import fmt_flop, fmt_year
+from forecast.formatting import fmt_flop, fmt_pct, fmt_year
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
+from forecast.report.cost import (
+    SIGNPOST_HEADER,
+    cost_summary,
+    executive_summary,
+    has_cost,
+    signpost_method,
+    signposts,
+)
 from forecast.report.drivers import (
     backtest_sentence,
     backtest_summary,
@@ -28,6 +36,7 @@ from forecast.report.drivers import (
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
 from forecast.report.not_modelled import not_modelled
 from forecast.report.numbers import (
+    PROB,
     Forecast,
     assumptions,
     headline,
@@ -65,24 +74,27 @@ def report_blocks(
     h = headline(fc)
     rows = summary_rows(fc.forecast)
     header, body = summary_table_cells(rows, last)
+    summary = executive_summary(fc)
     blocks: list[Block] = [
         Block("h1", f"Wallcast forecast {fc.id}"),
-        Block("lead", h.sentence),
-        Block("p", " ".join([h.detail, *h.others])),
-        Block("table", header=header, rows=body),
-        Block(
-            "p",
-            "Hit year: the first (fractional) year in which the largest training run reaches the "
-            "wall. Intervals are equal-tailed credible intervals over all draws; draws that never "
-            f"reach the wall by {last} count as 'not by {last}'. Same numbers as `wallcast query`.",
-        ),
+        Block("h2", "Executive summary"),
+        Block("lead", " ".join(summary.sentences)),
     ]
 
     def figure(key: str, fig: Figure, caption: str) -> None:
         figures[key] = fig
         blocks.append(Block("figure", caption, key=key, png=charts.to_png(fig), figure=fig))
 
+    posts = signposts(fc, h.wall)
+    if posts:
+        blocks.append(Block("h2", "Signposts: what to watch"))
+        blocks.append(Block("p", signpost_method(posts, h.wall)))
+        blocks.append(
+            Block("table", header=list(SIGNPOST_HEADER), rows=[sp.cells() for sp in posts])
+        )
+
     blocks.append(Block("h2", "Frontier training compute against the walls"))
+    blocks.append(Block("p", " ".join([h.sentence, h.detail, *h.others])))
     figure(
         "fan",
         charts.fan_chart(fc),
@@ -91,7 +103,39 @@ def report_blocks(
         f"{fc.scenarios[0]} scenario.",
     )
 
+    if has_cost(fc):
+        c = cost_summary(fc)
+        blocks.append(Block("h2", "What the wall costs"))
+        blocks.append(
+            Block(
+                "p",
+                "Cost multiplier: the small-scale maximum utilization over the best utilization "
+                "the frontier run of the year reaches on that year's frontier accelerator, i.e. "
+                "how many times more accelerator-time each FLOP costs (1: no penalty). "
+                f"{c.year} frontier run, {c.scenario}: median "
+                f"{c.figures['multiplier_median'].text} ({fmt_pct(PROB)}: "
+                f"{c.figures['multiplier_lower'].text} to {c.figures['multiplier_upper'].text}), "
+                f"utilization {c.figures['utilization_median'].text}, infeasible (past the "
+                f"latency wall) in {c.figures['infeasible_fraction'].text} of draws; the shortest "
+                f"run that could train it: {c.figures['min_run_days_median'].text} (median). "
+                f"Same numbers as `wallcast query --what cost --year {c.year}`.",
+            )
+        )
+        figure(
+            "cost",
+            charts.cost_chart(fc),
+            "Cost multiplier of the frontier run by year, per scenario (median, 50% and 80% "
+            f"bands; clipped at {charts.COST_CAP:g}x: the bands reach infinity once runs pass "
+            "the latency wall) and the share of draws in which the run is infeasible (dashed).",
+        )
+
     blocks.append(Block("h2", "When each wall is hit, per scenario"))
+    figure(
+        "scenarios",
+        charts.scenario_chart(rows, last),
+        f"Median (dot) and {fmt_pct(PROB)} interval (bar) of the hit year of each wall, per "
+        "scenario; the table near the end of the report lists the same numbers.",
+    )
     figure(
         "hit_years",
         charts.hit_year_chart(fc),
@@ -219,6 +263,17 @@ def report_blocks(
             "table",
             header=["parameter", "prior", "source"],
             rows=[[it["key"], it["prior"], it["source"]] for it in items],
+        )
+    )
+
+    blocks.append(Block("h2", "Hit year and compute per scenario (table)"))
+    blocks.append(Block("table", header=header, rows=body))
+    blocks.append(
+        Block(
+            "p",
+            "Hit year: the first (fractional) year in which the largest training run reaches the "
+            "wall. Intervals are equal-tailed credible intervals over all draws; draws that never "
+            f"reach the wall by {last} count as 'not by {last}'. Same numbers as `wallcast query`.",
         )
     )
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from forecast.errors import WallcastError
 from forecast.paths import hardware_path, outputs_dir
-from forecast.query import WHAT_VARIABLE, interval, json_ready, query_json
+from forecast.query import COST_VARIABLES, WHATS, interval, json_ready, query_json
 from forecast.storage import (
     FORECAST_FILE,
     FORECASTS_DIR,
@@ -115,8 +115,10 @@ def _read_variable(key: FileKey, name: str) -> np.ndarray:
 
 
 @lru_cache(maxsize=1024)
-def _cached_query(key: FileKey, wall: str, what: str, scenario: str | None, prob: float) -> dict:
-    return query_json(key.path, wall, what, scenario, prob)
+def _cached_query(
+    key: FileKey, wall: str | None, what: str, scenario: str | None, prob: float, year=None
+) -> dict:
+    return query_json(key.path, wall, what, scenario, prob, year)
 
 
 def forecast_summary(forecast_id: str, meta: ForecastMeta, latest_id: str | None) -> dict:
@@ -275,24 +277,40 @@ class Backend:
 
     def query(
         self,
-        wall: str,
+        wall: str | None,
         what: str = "year",
         scenario: str | None = None,
         prob: float = 0.8,
         forecast: str | None = None,
+        year: int | None = None,
     ) -> dict:
-        """The answer of ``wallcast query --json`` (same function), parameters checked first."""
+        """The answer of ``wallcast query --json`` (same function), parameters checked first.
+
+        ``what=cost`` needs ``year`` (a year of the forecast) and ignores ``wall``."""
         _, path, meta = self.meta(forecast)
-        if what not in WHAT_VARIABLE:
-            raise BadParameterError("what", what, sorted(WHAT_VARIABLE))
-        walls = meta.coords.get("wall", [])
-        if wall not in walls:
-            raise BadParameterError("wall", wall, walls)
+        if what not in WHATS:
+            raise BadParameterError("what", what, sorted(WHATS))
+        if what == "cost":
+            years = [int(y) for y in meta.coords.get("year", [])]
+            if year is None or int(year) not in years:
+                why = "required for what=cost" if year is None else f"{year} not in the forecast"
+                raise BadParameterError("year", year, f"a year from {years[0]} to {years[-1]}", why)
+            missing = [v for v in COST_VARIABLES if v not in meta.variables]
+            if missing:
+                raise BadParameterError(
+                    "what", what, ["year", "flop"], "this forecast has no cost variables"
+                )
+            wall = None
+        else:
+            walls = meta.coords.get("wall", [])
+            if wall not in walls:
+                raise BadParameterError("wall", wall, walls)
+            year = None
         scenarios = meta.coords.get("scenario", [])
         if scenario is not None and scenario not in scenarios:
             raise BadParameterError("scenario", scenario, scenarios)
         prob = _check_prob(prob)
-        return dict(_cached_query(FileKey.of(path), wall, what, scenario, prob))
+        return dict(_cached_query(FileKey.of(path), wall, what, scenario, prob, year))
 
     def intervals(
         self,

@@ -13,15 +13,23 @@ router = APIRouter(prefix="/v1", tags=["query"])
 @router.get("/query", summary="When (or at what FLOP) a wall is hit: median and interval")
 async def query(
     request: Request,
-    wall: Annotated[str, Query(description="data_movement or latency.")],
-    what: Annotated[str, Query(description="year: when it is hit; flop: at what FLOP.")] = "year",
+    wall: Annotated[
+        str | None, Query(description="data_movement or latency (what=year or flop).")
+    ] = None,
+    what: Annotated[
+        str,
+        Query(description="year: when it is hit; flop: at what FLOP; cost: of the year's run."),
+    ] = "year",
+    year: Annotated[int | None, Query(description="Year of the frontier run (what=cost).")] = None,
     scenario: Annotated[str | None, Query(description="Scenario; default the first.")] = None,
     prob: Annotated[float, Query(description="Probability of the interval (0.01 to 0.99).")] = 0.8,
     forecast: Annotated[str | None, Query(description="Forecast id; default the latest.")] = None,
 ) -> JSONResponse:
     """``median``, ``lower``, ``upper``, ``prob``, ``not_hit_fraction``, ``draws``, ``wall``,
     ``what``, ``scenario``, ``units``, ``forecast_id`` and ``forecast``: the object
-    ``wallcast query --json`` prints (``"inf"``: not hit by the last forecast year)."""
+    ``wallcast query --json`` prints (``"inf"``: not hit by the last forecast year).
+    ``what=cost&year=Y``: the cost multiplier of the frontier run of year Y, its utilization and
+    the shortest run that could train it, as ``wallcast query --what cost --year Y --json``."""
     # In the event loop: a repeated question is a cache hit (a few stat calls); a new one reads
     # one variable with h5py (milliseconds).  The answer is plain JSON already.
-    return JSONResponse(request.app.state.backend.query(wall, what, scenario, prob, forecast))
+    return JSONResponse(request.app.state.backend.query(wall, what, scenario, prob, forecast, year))

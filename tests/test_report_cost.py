@@ -1,0 +1,290 @@
+"""Issue 14: every number on a slide and in the executive summary is read back and equals the
+dataset's (recomputed here with NumPy from the published file); no text frame overflows its box
+(measured with the font's metrics); every cited source is listed in docs/sources.md.
+
+Uses the synthetic published forecast of ``test_report.py`` (with its cost variables).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from test_report import FIRST_ID, SECOND_ID, synthetic_tree
+
+from forecast.storage import publish
+
+REPO = Path(__file__).resolve().parents[1]
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?(?![\d.])")
+CITE = re.compile(r"\[([a-z0-9][a-z0-9-]*)\]")
+
+
+@pytest.fixture(scope="module")
+def deck(tmp_path_factory):
+    from pptx import Presentation
+
+    from forecast.report import write_deck_file, write_report_files
+
+    out = tmp_path_factory.mktemp("outputs")
+    path = publish(synthetic_tree(SECOND_ID, seed=2), out, SECOND_ID) / "forecast.nc"
+    deck_path = write_deck_file(path, out / "r", previous=False)
+    report = write_report_files(path, out / "r", previous=False, accelerators=False)
+    return path, Presentation(str(deck_path)), report
+
+
+def fc_ds(path: Path) -> xr.Dataset:
+    with xr.open_dataset(path, group="forecast", engine="h5netcdf") as ds:
+        return ds.load()
+
+
+def inputs_ds(path: Path) -> xr.Dataset:
+    with xr.open_dataset(path, group="forecast_inputs", engine="h5netcdf") as ds:
+        return ds.load()
+
+
+def q(values, p: float) -> float:
+    """np.quantile, +inf when it touches a never-hit (+inf) draw."""
+    v = np.sort(np.asarray(values, float).ravel())
+    h = (v.size - 1) * p
+    lo, hi = int(np.floor(h)), min(int(np.floor(h)) + 1, v.size - 1)
+    if np.isinf(v[hi]) and h > lo or np.isinf(v[lo]):
+        return math.inf
+    return float(v[lo] + (h - lo) * (v[hi] - v[lo]))
+
+
+def slide_texts(slide) -> list[str]:
+    out = []
+    for shape in slide.shapes:
+        if shape.has_text_frame:
+            out.append(shape.text_frame.text)
+        if shape.has_table:
+            out += [c.text for row in shape.table.rows for c in row.cells]
+    return out
+
+
+def mult(x: float) -> str:
+    return "infeasible" if math.isinf(x) else (f"{x:.1f}x" if x < 100 else f"{x:.1e}x")
+
+
+def sci0(x: float) -> str:
+    m, e = f"{x:.0e}".split("e")
+    return f"{m}e{int(e)}"
+
+
+def sig3(x: float) -> str:
+    if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+        m, e = f"{x:.1e}".split("e")
+        return f"{m}e{int(e)}"
+    return f"{x:.3g}"
+
+
+def draw_effects(path: Path, wall: str = "data_movement"):
+    """The signpost numbers recomputed: slope of the hit year on log10(input) over the draws."""
+    ds, inp = fc_ds(path), inputs_ds(path)
+    y = ds["hit_year"].sel(scenario="baseline", wall=wall).values.ravel()
+    ok = np.isfinite(y)
+    out = {}
+    for name in inp.data_vars:
+        x = inp[name].sel(scenario="baseline").values.ravel()
+        if np.ptp(x[ok]) == 0:
+            continue
+        t = np.log10(x[ok])
+        slope = np.polyfit(t, y[ok], 1)[0]
+        tq = np.quantile(t, [0.1, 0.5, 0.9])
+        out[name.replace("__", ".")] = (tq, slope)
+    return out
+
+
+def expected_numbers(path: Path) -> dict[int, set[str]]:
+    """Per slide, the numbers it may show, each recomputed from the dataset."""
+    ds = fc_ds(path)
+    base = ds.sel(scenario="baseline")
+    last = int(ds["year"].values[-1])
+    dm = base["hit_year"].sel(wall="data_movement").values.ravel()
+    cal = [str(math.floor(round(q(dm, p), 1))) for p in (0.5, 0.1, 0.9)]
+    c = base["cost_multiplier"].sel(year=2032).values.ravel()
+    days = q(base["min_run_days"].sel(year=2032).values, 0.5)
+    meds = [
+        q(ds["hit_year"].sel(scenario=s, wall="data_movement").values, 0.5)
+        for s in ds["scenario"].values
+    ]
+    effects = draw_effects(path)
+    ranked = sorted(effects.items(), key=lambda kv: -abs(kv[1][1] * (kv[1][0][2] - kv[1][0][0])))
+    key, (tq, slope) = ranked[0]
+    swing = abs(slope * (tq[2] - tq[0]))
+    signpost = set()
+    for _, (tq_i, slope_i) in ranked[:4]:
+        signpost.add(sig3(10 ** tq_i[1]))
+        for dy in (-1.0, 1.0):
+            t = tq_i[1] + dy / slope_i
+            span = tq_i[2] - tq_i[0]
+            if tq_i[0] - span <= t <= tq_i[2] + span:
+                signpost.add(sig3(10**t))
+    dm_now = q(base["wall_flop"].sel(wall="data_movement", year=2024).values, 0.5)
+    lat_2030 = q(base["wall_flop"].sel(wall="latency", year=2030).values, 0.5)
+    dm_med = q(dm, 0.5)
+    return {
+        0: set(cal) | {"80", "50", "95"},
+        1: {
+            mult(q(c, 0.5)).rstrip("x"),
+            mult(q(c, 0.1)).rstrip("x"),
+            mult(q(c, 0.9)).rstrip("x"),
+            "2032",
+            "1",
+            "80",
+            f"{np.mean(np.isinf(c)):.0%}".rstrip("%"),
+            f"{days:.0f}" if days >= 10 else f"{days:.1f}",
+        },
+        2: {f"{min(meds):.1f}", f"{max(meds):.1f}"},
+        3: {f"{swing:.1f}", "10", "90"},
+        4: signpost,
+        5: {
+            sci0(dm_now),
+            sci0(lat_2030),
+            f"{dm_med - 2024:.0f}",
+            f"{dm_med:.1f}",
+            "2024",
+            "2030",
+            "1e28",
+            "3e31",
+            "3e30",
+            "1e32",
+            "3",
+            str(last),
+        },
+    }, key
+
+
+def test_every_number_on_the_main_slides_equals_the_datasets(deck):
+    path, prs, _ = deck
+    expected, top_input = expected_numbers(path)
+    slides = list(prs.slides)
+    for i, allowed in expected.items():
+        found = set()
+        for text in slide_texts(slides[i]):
+            text = CITE.sub("", text).replace("80%", "").replace("10th", "").replace("90th", "")
+            text = re.sub(r"arXiv:\S+", "", text)
+            found |= set(NUMBER.findall(text))
+        stray = found - allowed
+        assert not stray, (i, slides[i].shapes.title.text, stray, allowed)
+        assert found, i  # every main slide states numbers
+    assert (
+        top_input in " ".join(slide_texts(slides[3]))
+        or "critical batch" in slides[3].shapes.title.text
+    )
+
+
+def test_recorded_figures_equal_their_text(deck):
+    """Each number the deck builder records is shown on its slide, as formatted."""
+    from forecast.report import deck as deck_module
+    from forecast.report.changes import what_changed
+    from forecast.report.numbers import load_forecast
+
+    path, _, _ = deck
+    fc = load_forecast(path)
+    prs = deck_module.build_deck(fc, what_changed(fc, None))
+    for i, figs in prs.wallcast_figures.items():
+        text = " ".join(slide_texts(prs.slides[i]))
+        for f in figs:
+            assert f.text in text, (i, f)
+
+
+def test_executive_summary_is_five_sentences_with_the_datasets_numbers(deck):
+    path, _, report = deck
+    md = report["report_md"].read_text()
+    lead = md.split("## Executive summary", 1)[1].strip().split("\n\n", 1)[0]
+    sentences = re.split(r"(?<=[.)])\s+(?=[A-Z])", lead.strip())
+    assert len(sentences) == 5, sentences
+    ds = fc_ds(path).sel(scenario="baseline")
+    dm = ds["hit_year"].sel(wall="data_movement").values.ravel()
+    cal = [math.floor(round(q(dm, p), 1)) for p in (0.5, 0.1, 0.9)]
+    assert f"first, in {cal[0]} (80%: {cal[1]}–{cal[2]})" in sentences[0]
+    c = ds["cost_multiplier"].sel(year=2032).values.ravel()
+    assert f"cost {mult(q(c, 0.5))} what it would" in sentences[1]
+    assert f"infeasible in {np.mean(np.isinf(c)):.0%} of draws" in sentences[1]
+    days = q(ds["min_run_days"].sel(year=2032).values, 0.5)
+    assert (
+        f"no run shorter than {days:.0f} days" in sentences[2]
+        or f"{days:.1f} days" in (sentences[2])
+    )
+    full = fc_ds(path)
+    meds = [
+        q(full["hit_year"].sel(scenario=s, wall="data_movement").values, 0.5)
+        for s in full["scenario"].values
+    ]
+    assert f"runs from {min(meds):.1f}" in sentences[3] and f"to {max(meds):.1f}" in sentences[3]
+    effects = draw_effects(path)
+    key, (tq, slope) = max(
+        effects.items(), key=lambda kv: abs(kv[1][1] * (kv[1][0][2] - kv[1][0][0]))
+    )
+    assert f"({key}), today {sig3(10 ** tq[1])}" in sentences[4]
+    assert f"{sig3(10 ** (tq[1] - 1 / slope))} would bring it a year earlier" in sentences[4]
+    # the report also opens with the signposts
+    assert md.index("## Executive summary") < md.index("## Signposts") < md.index("## Frontier")
+    assert md.index("## Signposts") < md.index("Hit year and compute per scenario (table)")
+
+
+def test_no_text_frame_overflows(deck):
+    from forecast.report.textfit import overflows
+
+    _, prs, _ = deck
+    assert overflows(prs) == []
+
+
+def test_the_fit_check_catches_an_overflowing_box(deck):
+    """The same check flags a box whose text does not fit, and a table that runs off the slide."""
+    from pptx import Presentation
+    from pptx.util import Inches, Pt
+
+    from forecast.report.textfit import overflows, wrapped_lines
+
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    box = slide.shapes.add_textbox(Inches(1), Inches(1), Inches(3), Inches(0.6))
+    box.text_frame.word_wrap = True
+    run = box.text_frame.paragraphs[0].add_run()
+    run.text = "a sentence that is much too long for a box this small at this size"
+    run.font.size = Pt(20)
+    assert len(overflows(prs)) == 1
+    run.text = "fits"
+    assert overflows(prs) == []
+    assert wrapped_lines("word " * 40, 100.0, 12.0) > 5
+    shape = slide.shapes.add_table(12, 2, Inches(0.5), Inches(5), Inches(4), Inches(2))
+    shape.table.cell(0, 0).text = "x"
+    assert any("table" in p for p in overflows(prs))
+
+
+def test_cited_sources_are_listed_in_docs_sources(deck):
+    _, prs, report = deck
+    text = (REPO / "docs/sources.md").read_text()
+    listed = set(re.findall(r"^- \*\*\[([a-z0-9][a-z0-9.+-]*)\]\*\*", text, re.M))
+    cited = set()
+    for slide in prs.slides:
+        for text in slide_texts(slide):
+            cited |= set(CITE.findall(text))
+    cited |= set(CITE.findall(report["report_md"].read_text()))
+    from forecast.report.cost import WATCH
+    from forecast.report.deck import DECK_SOURCES
+
+    for _, watch in WATCH.values():
+        cited |= set(CITE.findall(watch))
+    cited |= {key for key, _ in DECK_SOURCES}
+    assert {"erdil2024", "sevilla2024-2030"} <= cited
+    assert cited <= listed, cited - listed
+
+
+def test_deck_of_a_forecast_without_cost_variables_still_builds(tmp_path):
+    from pptx import Presentation
+
+    from forecast.report import write_deck_file
+    from forecast.report.textfit import overflows
+
+    path = publish(synthetic_tree(FIRST_ID, seed=4, cost=False), tmp_path / "o", FIRST_ID)
+    prs = Presentation(str(write_deck_file(path / "forecast.nc", tmp_path / "d")))
+    titles = [s.shapes.title.text for s in prs.slides]
+    assert 8 <= len(titles) <= 10 and not any("cost" in t for t in titles)
+    assert overflows(prs) == []
