@@ -375,11 +375,17 @@ def executive_summary(fc: Forecast, prob: float = PROB) -> Summary:
         early["year"]["median"], fmt_year(early["year"]["median"], last)
     )
     figs["scenario_latest"] = Figure(late["year"]["median"], fmt_year(late["year"]["median"], last))
-    sentences.append(
-        f"Across the {len(rows)} scenarios the median hit year of the {wall_label(h.wall)} wall "
-        f"runs from {figs['scenario_earliest'].text} ({early['scenario']}) to "
-        f"{figs['scenario_latest'].text} ({late['scenario']})."
-    )
+    if len(rows) > 1:
+        sentences.append(
+            f"Across the {len(rows)} scenarios the median hit year of the {wall_label(h.wall)} "
+            f"wall runs from {figs['scenario_earliest'].text} ({early['scenario']}) to "
+            f"{figs['scenario_latest'].text} ({late['scenario']})."
+        )
+    else:  # one scenario: a range from it to itself says nothing
+        sentences.append(
+            f"This forecast holds only the {early['scenario']} scenario; the scenario overlays "
+            "(priors/scenarios/) show how other assumptions move it."
+        )
     posts = signposts(fc, h.wall)
     if posts:
         p = posts[0]
