@@ -7,6 +7,10 @@ Error convention (both tables): a :class:`~forecast.errors.DataValidationError` 
 1-based *data* row (the first record under the header is row 1) and the reason ends with the physical
 file line, e.g. ``"hardware.csv, row 5, field 'hbm_bandwidth_bytes_per_s': ... (line 6)"``.
 Problems with the header (missing or unexpected columns) have ``row=None`` and say ``(line 1)``.
+
+Why one module of ~720 lines: validation and loading of the two tables share one number parser and
+one name normaliser, so that nothing the validator accepts can fail to load (issue 13); keeping
+them together keeps that guarantee in one place.
 """
 
 from __future__ import annotations

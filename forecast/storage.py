@@ -22,6 +22,10 @@ Layout of an outputs folder (:func:`forecast.paths.outputs_dir`)::
   :func:`read_attrs` one variable or the root attributes with h5py only (``wallcast query``).
 
 This module imports neither JAX nor xarray at module level (the query path needs neither).
+
+Why one module of ~700 lines: issue 10 asks for exactly one storage layer (publish, lock, latest,
+retention, reader, fingerprint, provenance); its parts share the folder layout and the failure
+handling, and splitting them would bring back the several readers it replaced.
 """
 
 from __future__ import annotations
