@@ -627,7 +627,8 @@ def scenario_chart(
             f"Hit year (calendar year; dot: median, bar: 80% interval, ▶: not by {last_year})"
         )
         ax.set_ylabel("Scenario")
-        ax.legend(loc="best", framealpha=0.9)
+        # below the axes: inside, "best" still lands on a bar when the intervals fill the width
+        fig.legend(loc="outside lower center", ncol=len(walls), frameon=False)
     return fig
 
 

@@ -230,7 +230,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     record(f["scenario_earliest"], f["scenario_latest"])
     n = len(fc.scenarios)
     fig = charts.scenario_chart(
-        rows, last, scale=CHART_SCALE, figsize=(12.5, min(5.6, 1.6 + 0.55 * n))
+        rows, last, scale=CHART_SCALE, figsize=(12.5, max(3.4, min(5.6, 1.8 + 0.55 * n)))
     )
     _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.3))
 
