@@ -35,7 +35,7 @@ from forecast.hardware import (
     _Collector,
     _fmt,
     _NumSpec,
-    _read_checked,
+    _read_validated,
     _release_year,
     _resolve,
     parse_number,
@@ -258,10 +258,7 @@ def load_model_shapes(path: str | Path | None = None) -> pd.DataFrame:
     decimal year of ``date`` (2024-07 -> 2024.54).
     """
     p = _resolve(path, _in_data_dir(DEFAULT_MODEL_SHAPES_PATH))
-    raw, lines = _read_checked(p)
-    errors = validate_model_shapes(raw, p.name, lines)
-    if errors:
-        raise errors[0]
+    raw = _read_validated(p, validate_model_shapes)
     df = raw.loc[:, list(MODEL_SHAPES_COLUMNS)].copy()
     for name in _SHAPES_NUMERIC:
         df[name] = _as_float(df[name])
@@ -367,10 +364,7 @@ def load_scaleup_domains(path: str | Path | None = None) -> pd.DataFrame:
     ``announced_year`` and ``available_year`` (mid-month decimal years, NaN when not available).
     """
     p = _resolve(path, _in_data_dir(DEFAULT_SCALEUP_DOMAINS_PATH))
-    raw, lines = _read_checked(p)
-    errors = validate_scaleup_domains(raw, p.name, lines)
-    if errors:
-        raise errors[0]
+    raw = _read_validated(p, validate_scaleup_domains)
     df = raw.loc[:, list(SCALEUP_DOMAINS_COLUMNS)].copy()
     for name in _DOMAIN_NUMERIC:
         df[name] = _as_float(df[name])
@@ -493,10 +487,7 @@ def load_latency_measurements(path: str | Path | None = None) -> pd.DataFrame:
     mid-month decimal year of ``date``.
     """
     p = _resolve(path, _in_data_dir(DEFAULT_LATENCY_MEASUREMENTS_PATH))
-    raw, lines = _read_checked(p)
-    errors = validate_latency_measurements(raw, p.name, lines)
-    if errors:
-        raise errors[0]
+    raw = _read_validated(p, validate_latency_measurements)
     df = raw.loc[:, list(LATENCY_COLUMNS)].copy()
     for name in _LATENCY_NUMERIC:
         df[name] = _as_float(df[name])

@@ -277,6 +277,16 @@ def _read_checked(path: Path) -> tuple[pd.DataFrame, list[int]]:
     return df, lines
 
 
+def _read_validated(path: Path, validate) -> pd.DataFrame:
+    """Read a table and run its validator (``validate(df, file, lines)``); raise the first
+    problem.  Every loader starts here, so validation and loading read the same bytes."""
+    raw, lines = _read_checked(path)
+    errors = validate(raw, path.name, lines)
+    if errors:
+        raise errors[0]
+    return raw
+
+
 class _Collector:
     """Collects DataValidationErrors with the row/line convention of this module."""
 
@@ -535,10 +545,7 @@ def load_hardware(path: str | Path | None = None) -> pd.DataFrame:
     added ``release_year`` float column (mid-month decimal year).
     """
     p = _resolve(path, paths.hardware_path)
-    raw, lines = _read_checked(p)
-    errors = validate_hardware(raw, p.name, lines)
-    if errors:
-        raise errors[0]
+    raw = _read_validated(p, validate_hardware)
     extra = [c for c in OPTIONAL_HARDWARE_COLUMNS if c in raw.columns]
     df = raw.loc[:, list(HARDWARE_COLUMNS) + extra].copy()
     for name in _HW_NUMERIC:
@@ -695,10 +702,7 @@ def load_frontier_runs(path: str | Path | None = None) -> pd.DataFrame:
     datetime64 and ``year`` a float decimal year.
     """
     p = _resolve(path, paths.frontier_runs_path)
-    raw, lines = _read_checked(p)
-    errors = validate_frontier_runs(raw, p.name, lines)
-    if errors:
-        raise errors[0]
+    raw = _read_validated(p, validate_frontier_runs)
     df = raw.loc[:, list(FRONTIER_RUNS_COLUMNS)].copy()
     for name in _RUNS_NUMERIC:
         df[name] = _as_float(df[name])
