@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "FITTED_INPUTS",
+    "FITTED_KEYS",
     "FRONTIER_SERIES",
+    "FittedInput",
     "MAX_COMPOUNDING_YEARS",
     "PLAUSIBLE_TAIL",
     "PARAMETERS",
@@ -342,6 +345,48 @@ TREND_KEYS: tuple[str, ...] = keys_with_role("trend_growth", "trend_level", "tre
 """Keys that set the priors of the NumPyro trend fit (``forecast.trends``)."""
 
 TREND_SAMPLED_KEYS: tuple[str, ...] = keys_with_role("trend_growth", "trend_level")
+
+
+@dataclass(frozen=True)
+class FittedInput:
+    """A propagated input that the joint model fits to data (issue 12).
+
+    ``law`` names the likelihood (``depth``, ``batch``, ``utilization``, ``domain``; see
+    :mod:`forecast.scaling_fits`), ``variable`` the posterior variable that holds it in the
+    model's units (the prior key's unit), ``table`` the data table under ``data/`` it is fitted to.
+    The key's entry in the base prior file is the prior of that parameter; a scenario overlay
+    that sets the key replaces the fitted posterior with its own distribution (a what-if).
+    """
+
+    key: str
+    law: str
+    variable: str
+    table: str
+
+
+FITTED_INPUTS: dict[str, FittedInput] = {
+    f.key: f
+    for f in (
+        FittedInput("scaling.layer_exponent", "depth", "layer_exponent", "model_shapes.csv"),
+        FittedInput(
+            "scaling.layers_at_reference", "depth", "layers_at_reference", "model_shapes.csv"
+        ),
+        FittedInput("scaling.batch_tokens_2024", "batch", "batch_tokens_2024", "model_shapes.csv"),
+        FittedInput("scaling.batch_exponent", "batch", "batch_exponent", "model_shapes.csv"),
+        FittedInput(
+            "training.max_utilization", "utilization", "max_utilization", "model_shapes.csv"
+        ),
+        FittedInput(
+            "hardware.scaleup_domain_size_growth_per_year",
+            "domain",
+            "domain_growth_per_year",
+            "scaleup_domains.csv",
+        ),
+    )
+}
+"""Prior keys fitted by the joint model's scaling and system laws, by key."""
+
+FITTED_KEYS: tuple[str, ...] = tuple(FITTED_INPUTS)
 """Trend keys that a sensitivity analysis draws from the prior in place of the posterior."""
 
 
