@@ -32,7 +32,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.plan import best_plan, best_plan_over_m
+from forecast.model.plan import (
+    best_from_terms,
+    best_plan_over_m,
+    plan_constants,
+    terms_at,
+)
 from forecast.model.scaling import model_shape
 from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid
 
@@ -46,6 +51,7 @@ VERIFY_ROUNDS = 3  # false alarms dropped per draw
 _SCAN = jnp.arange(21.0, 28.01, 0.5)  # budgets scanned for the small-scale maximum
 SCAN_STEP_DEX = 0.05  # the full search's grid spacing
 DIP_WINDOW_DEX = 1.2  # how far below the bisection's crossing the scan looks for a dip
+PIPELINE_OPTIONS = 13  # pp = 1, 2, ..., 4096, as the full search
 DIP_STEPS = 6  # bisection steps inside the 0.05-dex bracket of a dip (resolution 1e-3 dex)
 
 
@@ -58,9 +64,12 @@ def _tp_layouts(max_log2_tp: int = 18) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dm_plan_grid() -> PlanGrid:
-    """(tp, pp, layout) searched for the data-movement wall; ``m`` = 0: chosen per stage."""
+    """(tp, pp, layout) searched for the data-movement wall; ``m`` = 0: chosen per stage.
+
+    Ordered tp-major: the ``PIPELINE_OPTIONS`` plans of one tensor-parallel option are
+    consecutive (``_top_k_grouped`` relies on it)."""
     tp, two_d = _tp_layouts()
-    ti, pp = np.meshgrid(np.arange(tp.size), 2.0 ** np.arange(0, 13), indexing="ij")
+    ti, pp = np.meshgrid(np.arange(tp.size), 2.0 ** np.arange(PIPELINE_OPTIONS), indexing="ij")
     ti, pp = ti.ravel(), pp.ravel()
     return PlanGrid(tp[ti], pp, np.zeros(ti.size), two_d[ti])
 
@@ -87,15 +96,18 @@ def latency_plan_grid() -> PlanGrid:
     return PlanGrid(*(np.concatenate(parts) for parts in zip(*rows, strict=True)))
 
 
-def _evaluate(hw, a, log10_flop, grid: PlanGrid):
-    """Plans of ``grid`` (explicit m) at each budget; pp <= 0 is resolved per budget."""
+def _evaluate(hw, a, log10_flop, grid: PlanGrid, constants: dict):
+    """Plans of ``grid`` (explicit m) at each budget; pp <= 0 is resolved per budget.
+
+    ``constants``: :func:`forecast.model.plan.plan_constants` of the grid, computed once per
+    call of ``_walls`` (they do not depend on the budget)."""
     shape = model_shape(log10_flop[..., None], a)
     deepest = jnp.floor(jnp.log2(shape.layers))
     pp = jnp.where(grid.pp > 0, grid.pp, 2.0 ** jnp.maximum(deepest + grid.pp + 1.0, 0.0))
-    return best_plan(hw, a, shape, grid.tp, pp, grid.m, grid.two_d)
+    return best_from_terms(hw, a, shape, terms_at(constants, a, shape, pp, grid.m))
 
 
-def _coarse_utilization(hw, a, log10_flop, grid: PlanGrid):
+def _coarse_utilization(hw, a, log10_flop, grid: PlanGrid, constants: dict):
     """(..., plans) best utilization over m = ratio x max(pp, MIN_COARSE_STAGES), ratio in
     ``BUBBLE_RATIOS``.  One plan-axis array per ratio: a trailing axis of length 2 would be the
     minor dimension and defeat XLA's vectorization (measured 7x slower)."""
@@ -103,14 +115,37 @@ def _coarse_utilization(hw, a, log10_flop, grid: PlanGrid):
     stages = jnp.maximum(grid.pp, MIN_COARSE_STAGES)
     best = None
     for ratio in BUBBLE_RATIOS:
-        u = best_plan(hw, a, shape, grid.tp, grid.pp, stages * ratio, grid.two_d).utilization
+        t = terms_at(constants, a, shape, grid.pp, stages * ratio)
+        u = best_from_terms(hw, a, shape, t).utilization
         best = u if best is None else jnp.maximum(best, u)
     return best
 
 
-def _rank(hw, a, x, grid: PlanGrid, k: int):
+def _top_k_grouped(values, k: int, group: int):
+    """Indices (..., k) of the ``k`` largest of ``values`` (..., n), in no particular order.
+
+    The same set as ``jax.lax.top_k`` (up to ties) at a fraction of its cost on CPU: the ``k``
+    largest values lie in the ``k`` groups of ``group`` consecutive entries with the largest
+    maxima (a value outside them has k group maxima above it), so ``top_k`` runs on the group
+    maxima and then on those groups' entries only.
+    """
+    n = values.shape[-1]
+    if n % group or n // group <= k:
+        return jax.lax.top_k(values, k)[1]
+    # Materialize the values once: otherwise XLA fuses their computation into both consumers
+    # below and computes them twice (measured 3x slower).
+    values = jax.lax.optimization_barrier(values)
+    grouped = values.reshape(*values.shape[:-1], n // group, group)
+    best_groups = jax.lax.top_k(jnp.max(grouped, axis=-1), k)[1]  # (..., k)
+    members = jnp.take_along_axis(grouped, best_groups[..., None], axis=-2)  # (..., k, group)
+    flat = members.reshape(*values.shape[:-1], k * group)
+    pick = jax.lax.top_k(flat, k)[1]
+    return jnp.take_along_axis(best_groups, pick // group, axis=-1) * group + pick % group
+
+
+def _rank(hw, a, x, grid: PlanGrid, constants: dict, k: int):
     """Indices (..., k) of the ``k`` plans that the coarse stage ranks best at ``x``."""
-    return jax.lax.top_k(_coarse_utilization(hw, a, x, grid), k)[1]
+    return _top_k_grouped(_coarse_utilization(hw, a, x, grid, constants), k, PIPELINE_OPTIONS)
 
 
 def _exact_utilization(hw, a, x, grid: PlanGrid, idx):
@@ -149,8 +184,11 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     lo = jnp.full(dims, lo)
     hi = jnp.full(dims, hi)
 
+    lat_constants = plan_constants(hw, a, lat_grid.tp, lat_grid.two_d)
+    dm_constants = plan_constants(hw, a, dm_grid.tp, dm_grid.two_d)
+
     def lat_ok(x):
-        return jnp.any(_evaluate(hw, a, x, lat_grid).feasible, axis=-1)
+        return jnp.any(_evaluate(hw, a, x, lat_grid, lat_constants).feasible, axis=-1)
 
     lat = _bisect(lat_ok, lo, hi, iterations + 2)
     lat = jnp.where(lat_ok(lo), lat, -jnp.inf)
@@ -172,7 +210,7 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
         return _exact_utilization(hw, a, x, dm_grid, idx) >= level
 
     def ranked_ok(x):
-        idx = _rank(hw, a, x, dm_grid, SHORTLIST)
+        idx = _rank(hw, a, x, dm_grid, dm_constants, SHORTLIST)
         return ok_with(x, idx), idx
 
     # The last crossing of an interval that holds the maximum: bisection on the whole range.
@@ -211,7 +249,9 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
 
     n_anchor = n_scan // SCAN_ANCHOR_EVERY + 2
     anchors = jax.lax.map(
-        lambda q: _rank(hw, a, grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, SHORTLIST),
+        lambda q: _rank(
+            hw, a, grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, dm_constants, SHORTLIST
+        ),
         jnp.arange(n_anchor, dtype=jnp.float64),
     )
 
@@ -230,7 +270,7 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
         below, confirmed = state
         j = jnp.max(jnp.where(below, steps, 0), axis=-1)
         x = grid0 - SCAN_STEP_DEX * j
-        idx = _rank(hw, a, x, dm_grid, VERIFY_SHORTLIST)
+        idx = _rank(hw, a, x, dm_grid, dm_constants, VERIFY_SHORTLIST)
         false_alarm = (j > 0) & ~confirmed & ok_with(x, idx)
         below = below & ~(false_alarm[..., None] & (steps == j[..., None]))
         return below, confirmed | ((j > 0) & ~false_alarm)
@@ -243,7 +283,11 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     lo3 = jnp.maximum(jnp.where(dipped, earliest - SCAN_STEP_DEX, x0), x0)
     hi3 = jnp.where(dipped, earliest, lo3 + SCAN_STEP_DEX)
     idx3 = jnp.concatenate(
-        [_rank(hw, a, lo3, dm_grid, SHORTLIST), _rank(hw, a, hi3, dm_grid, SHORTLIST)], axis=-1
+        [
+            _rank(hw, a, lo3, dm_grid, dm_constants, SHORTLIST),
+            _rank(hw, a, hi3, dm_grid, dm_constants, SHORTLIST),
+        ],
+        axis=-1,
     )
     dm_dip = _bisect(lambda x: ok_with(x, idx3), lo3, hi3, DIP_STEPS)
     dm = jnp.where(dipped, dm_dip, dm)

@@ -104,41 +104,34 @@ def _collective_time_per_byte(r, k, w_up, w_out, passes):
     return passes * jnp.minimum(filled, spread)
 
 
-def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d):
-    """Coefficients of the step-time pieces of a plan (see module docstring).
+def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
+    """The parts of :func:`plan_terms` that depend neither on the model nor on ``pp`` or ``m``.
 
-    Returns a dict of arrays: per-layer arithmetic/HBM/comm slopes (s per token), HBM intercept,
-    latency floor per layer, pipeline-slot overhead, data-parallel sync time and memory terms.
+    Per tensor-parallel option and accelerator: costs per unit of the model's size (per active
+    parameter of a layer, per ``d_model``, per ``d_model^2``, per gradient), collective
+    latencies and group layouts.  The fast path evaluates them once per draw and reuses them at
+    every compute budget (:func:`terms_at`); :func:`plan_terms` is the composition of the two.
     """
     tp = jnp.asarray(tp, dtype=jnp.float64)
-    pp = jnp.asarray(pp, dtype=jnp.float64)
-    m = jnp.asarray(m, dtype=jnp.float64)
     two_d = jnp.asarray(two_d, dtype=bool)
     p = a.bytes_per_number
-    n_layer = shape.params / shape.layers  # active parameters per layer
-    d = shape.d_model
     # Mixture of experts (expert parallelism = number of experts, one expert per dp rank): each
     # accelerator holds attention (4 d^2) and one expert (8 d^2), sees b tokens in attention and
     # on average k b tokens in its expert; 1 expert, k = 1 is the dense block (12 d^2).
     experts, active = a.moe_experts, a.moe_active_experts
-    n_held = 12.0 * jnp.square(d)  # parameters per layer held by one (tp = 1) accelerator
     moe = experts > 1.0
     w_up = hw.scaleup_bandwidth * a.collective_efficiency
     w_out = hw.scaleout_bandwidth * a.scaleout_multiplier * a.collective_efficiency
     domain = hw.scaleup_domain_size
 
-    arith = 6.0 * n_layer / (tp * hw.flops * a.max_utilization)
-
     g = jnp.sqrt(tp)
     hbm_rate = hw.hbm_bandwidth * a.hbm_efficiency
     act_full = jnp.where(two_d, 12.0 / g, 12.0)
-    hbm0 = a.weight_reads_per_microbatch * p * n_held / (tp * hbm_rate)
-    hbm1 = p * d * (act_full + 60.0 / tp) / hbm_rate
 
     # 1D with sequence parallelism: per layer 4 all-gathers + 4 reduce-scatters of b d p bytes
     # (one pass each; the volume of 4 all-reduces), one on each of the 8 serial matmul steps.
     r1, k1 = _group_layout(tp, domain)
-    comm_1d = 8.0 * p * d * _collective_time_per_byte(r1, k1, w_up, w_out, 1.0)
+    comm_1d = 8.0 * p * _collective_time_per_byte(r1, k1, w_up, w_out, 1.0)
     lat_1d = jnp.where(tp > 1.0, collective_latency(r1, k1, a, 1.0), 0.0)
     # 2D: per axis, gathers/scatters of 24 b d p / g bytes per layer; axis A fills the domain
     # first.  Each serial step gathers on one axis and scatters on the other (one pass each).
@@ -148,7 +141,6 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
     comm_2d = (
         24.0
         * p
-        * d
         / g
         * (
             _collective_time_per_byte(ra, ka, w_up, w_out, 1.0)
@@ -165,60 +157,80 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
     # accelerator over the expert group (experts ranks: those sharing a domain first).
     r_ep = jnp.clip(domain / tp, 1.0, experts)
     a2a_per_byte = (r_ep - 1.0) / experts / w_up + (experts - r_ep) / experts / w_out
-    comm = comm + jnp.where(moe, 4.0 * active * p * d / tp * a2a_per_byte, 0.0)
+    comm = comm + jnp.where(moe, 4.0 * active * p / tp * a2a_per_byte, 0.0)
     latency = latency + jnp.where(
         moe, 4.0 * (a.kernel_latency_s + allreduce_latency(r_ep, experts / r_ep, a)), 0.0
     )
+    r_dp = jnp.maximum(domain / tp, 1.0)
+    return {
+        "tp": tp,
+        # per active parameter of a layer, per d_model^2, per d_model (s per token)
+        "arith_per_layer_param": 6.0 / (tp * hw.flops * a.max_utilization),
+        "hbm0_per_d2": a.weight_reads_per_microbatch * p * 12.0 / (tp * hbm_rate),
+        "hbm1_per_d": p * (act_full + 60.0 / tp) / hbm_rate,
+        "comm_per_d": comm,
+        "send_per_d": 2.0 * p / (tp * w_out),  # times d / layers per stage, with a pipeline
+        "latency": latency,
+        "slot_overhead": a.kernel_latency_s + a.inter_domain_hop_s,  # with a pipeline
+        # seconds per gradient of the data-parallel all-reduce (bandwidth part)
+        "dp_time_per_gradient": a.gradient_reduce_bytes
+        * 2.0
+        * jnp.minimum((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out), 1.0 / w_out),
+        "dp_r": r_dp,
+        "hbm_rate": hbm_rate,
+    }
 
+
+def terms_at(constants: dict, a: Assumptions, shape: ModelShape, pp, m) -> dict:
+    """:func:`plan_terms` from :func:`plan_constants`, for a model ``shape`` and ``pp``, ``m``.
+
+    Everything here is products and quotients of the model's size with the constants: no
+    logarithm or power except the data-parallel all-reduce's domain count (it depends on m).
+    """
+    c = constants
+    tp = c["tp"]
+    pp = jnp.asarray(pp, dtype=jnp.float64)
+    p = a.bytes_per_number
+    experts = a.moe_experts
+    d = shape.d_model
+    n_held = 12.0 * jnp.square(d)  # parameters per layer held by one (tp = 1) accelerator
+    piped = pp > 1.0
     layers_per_stage = shape.layers / pp
-    slot_overhead = jnp.where(pp > 1.0, a.kernel_latency_s + a.inter_domain_hop_s, 0.0)
     # Pipeline sends: the activation forward and its gradient backward, b d p / tp bytes each
     # per accelerator (sequence-parallel shards), on the NIC (stages sit in different domains),
     # overlapping compute like the other data movement: a per-layer share of the slot.
-    send = jnp.where(pp > 1.0, 2.0 * p * d / (tp * w_out) / layers_per_stage, 0.0)
-    comm = jnp.maximum(comm, send)
-
+    send = jnp.where(piped, c["send_per_d"] * d / layers_per_stage, 0.0)
     # Data-parallel gradient all-reduce at ``gradient_reduce_bytes`` per gradient, in per-layer
     # buckets: replicas sharing a domain reduce there first.  Each bucket pays an all-reduce
     # latency over dp ranks, taken at its largest (dp = B / m, one-token microbatches): an upper
     # bound that keeps the step time affine in b (log2 dp is within ~10 of it at the walls).
     grad_params = n_held * shape.layers / (pp * tp)
-    r_dp = jnp.maximum(domain / tp, 1.0)
-    dp_bytes_time = (
-        a.gradient_reduce_bytes
-        * grad_params
-        * 2.0
-        * jnp.minimum((r_dp - 1.0) / r_dp / w_up + 1.0 / (r_dp * w_out), 1.0 / w_out)
-    )
-    grad_buckets = jnp.maximum(layers_per_stage, 1.0)
-
-    mem_static = (p + a.gradient_reduce_bytes) * grad_params
     terms = {
         "tp": tp,
         "pp": pp,
-        "arith": arith,
-        "hbm0": hbm0,
-        "hbm1": hbm1,
-        "comm": comm,
-        "latency": latency,
+        "arith": shape.params / shape.layers * c["arith_per_layer_param"],
+        "hbm0": c["hbm0_per_d2"] * jnp.square(d),
+        "hbm1": c["hbm1_per_d"] * d,
+        "comm": jnp.maximum(c["comm_per_d"] * d, send),
+        "latency": c["latency"],
         "layers_per_stage": layers_per_stage,
-        "slot_overhead": slot_overhead,
-        "dp_bytes_time": dp_bytes_time,
-        "dp_r": r_dp,
-        "grad_buckets": grad_buckets,
+        "slot_overhead": jnp.where(piped, c["slot_overhead"], 0.0),
+        "dp_bytes_time": c["dp_time_per_gradient"] * grad_params,
+        "dp_r": c["dp_r"],
+        "grad_buckets": jnp.maximum(layers_per_stage, 1.0),
         "batch_tokens": shape.batch_tokens,
         # latency constants of the data-parallel all-reduce (its domain count depends on m)
         "dp_latency_base_s": a.allreduce_base_latency_s,
         "dp_latency_intra_s": a.intra_domain_hop_s,
         "dp_latency_inter_s": a.inter_domain_hop_s,
-        "mem_static": mem_static,
+        "mem_static": (p + a.gradient_reduce_bytes) * grad_params,
         # Optimizer step per step and per microbatch token of the m microbatches: the shard of a
         # replica is 1/dp = m b / B of the stage's parameters (experts: sharded over dp/experts);
         # it reads and writes the optimizer state, reads the gradient, writes the weights.
         "optimizer_per_m": (2.0 * a.optimizer_bytes_per_param + a.gradient_reduce_bytes + p)
         * grad_params
         * experts
-        / (shape.batch_tokens * hbm_rate),
+        / (shape.batch_tokens * c["hbm_rate"]),
         # Memory per microbatch token: optimizer shards grow with m (fewer replicas at a fixed
         # batch), activations with the microbatches in flight, min(m, pp).
         # experts' optimizer state is sharded over dp / experts replicas only
@@ -234,6 +246,15 @@ def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d
         / tp,
     }
     return with_microbatches(terms, m)
+
+
+def plan_terms(hw: Hardware, a: Assumptions, shape: ModelShape, tp, pp, m, two_d):
+    """Coefficients of the step-time pieces of a plan (see module docstring).
+
+    Returns a dict of arrays: per-layer arithmetic/HBM/comm slopes (s per token), HBM intercept,
+    latency floor per layer, pipeline-slot overhead, data-parallel sync time and memory terms.
+    """
+    return terms_at(plan_constants(hw, a, tp, two_d), a, shape, pp, m)
 
 
 def with_microbatches(terms: dict, m) -> dict:
