@@ -148,13 +148,17 @@ def _rank(hw, a, x, grid: PlanGrid, constants: dict, k: int):
     return _top_k_grouped(_coarse_utilization(hw, a, x, grid, constants), k, PIPELINE_OPTIONS)
 
 
-def _exact_utilization(hw, a, x, grid: PlanGrid, idx):
-    """Best utilization at ``x`` over the plans ``idx`` (..., k), each with its number of
-    microbatches optimized (golden section, as the full search)."""
-    tp, pp, td = (jnp.take(g, idx) for g in (grid.tp, grid.pp, grid.two_d))
-    shape = model_shape(x[..., None], a)
-    res, _ = best_plan_over_m(hw, a, shape, tp, pp, td)
-    return jnp.max(res.utilization, axis=-1)
+def _exact_utilization(hw_t, a_t, x, grid: PlanGrid, idx):
+    """Best utilization at ``x`` (n,) over the plans ``idx`` (n, k), each with its number of
+    microbatches optimized (golden section, as the full search).
+
+    ``hw_t``, ``a_t``: fields of shape (1, n).  The plans run along the leading axis and the
+    draws along the minor one, which XLA vectorizes (k = 6..24 plans as the minor axis would
+    not fill the vector units)."""
+    tp, pp, td = (jnp.take(g, idx.T) for g in (grid.tp, grid.pp, grid.two_d))
+    shape = model_shape(x[None, :], a_t)
+    res, _ = best_plan_over_m(hw_t, a_t, shape, tp, pp, td)
+    return jnp.max(res.utilization, axis=0)
 
 
 def _bisect_bounds(predicate, lo, hi, iterations):
@@ -195,19 +199,28 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     lat = jnp.where(lat_ok(hi), jnp.inf, lat)
 
     # Small-scale maximum: scan budgets with simple plans (a scan axis before the plan axis).
-    hw_s = Hardware(*(v[..., None] for v in hw))
-    a_s = Assumptions(*(v[..., None] for v in a))
-    scan = jnp.broadcast_to(_SCAN, (*dims, _SCAN.size))
-    shape_s = model_shape(scan[..., None], a_s)
-    small, _ = best_plan_over_m(hw_s, a_s, shape_s, small_grid.tp, small_grid.pp, small_grid.two_d)
-    u_scan = jnp.max(small.utilization, axis=-1)
+    # Layout (plans, budgets, draws): the draws are the minor axis (see _exact_utilization).
+    hw_t = Hardware(*(v[..., 0][None] for v in hw))  # (1, n)
+    a_t = Assumptions(*(v[..., 0][None] for v in a))
+    hw_s = Hardware(*(v[None] for v in hw_t))
+    a_s = Assumptions(*(v[None] for v in a_t))
+    shape_s = model_shape(_SCAN[None, :, None], a_s)
+    small, _ = best_plan_over_m(
+        hw_s,
+        a_s,
+        shape_s,
+        small_grid.tp[:, None, None],
+        small_grid.pp[:, None, None],
+        small_grid.two_d[:, None, None],
+    )
+    u_scan = jnp.max(small.utilization, axis=0).T  # (n, budgets)
     u_small = jnp.max(u_scan, axis=-1)
     level = threshold * u_small
     x0 = jnp.clip(_SCAN[jnp.argmax(u_scan, axis=-1)], lo, hi)
     top = jnp.maximum(jnp.where(jnp.isfinite(lat), lat, hi), x0)
 
     def ok_with(x, idx):
-        return _exact_utilization(hw, a, x, dm_grid, idx) >= level
+        return _exact_utilization(hw_t, a_t, x, dm_grid, idx) >= level
 
     def ranked_ok(x):
         idx = _rank(hw, a, x, dm_grid, dm_constants, SHORTLIST)
