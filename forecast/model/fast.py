@@ -295,13 +295,11 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
 
     lo3 = jnp.maximum(jnp.where(dipped, earliest - SCAN_STEP_DEX, x0), x0)
     hi3 = jnp.where(dipped, earliest, lo3 + SCAN_STEP_DEX)
-    idx3 = jnp.concatenate(
-        [
-            _rank(hw, a, lo3, dm_grid, dm_constants, SHORTLIST),
-            _rank(hw, a, hi3, dm_grid, dm_constants, SHORTLIST),
-        ],
-        axis=-1,
-    )
+    # The bracket lies between the scan's anchors q and q + 1 of its upper end (the shortlists
+    # that judged the dip's first point): reuse them instead of ranking every plan again.
+    q3 = jnp.minimum(j_first // SCAN_ANCHOR_EVERY, n_anchor - 2)
+    pick = jnp.stack([q3, q3 + 1])[:, None, :, None]  # (2, 1, n, 1)
+    idx3 = jnp.concatenate(list(jnp.take_along_axis(anchors[None], pick, axis=1)[:, 0]), axis=-1)
     dm_dip = _bisect(lambda x: ok_with(x, idx3), lo3, hi3, DIP_STEPS)
     dm = jnp.where(dipped, dm_dip, dm)
 
@@ -319,7 +317,7 @@ def fast_walls(
     threshold: float = UTILIZATION_THRESHOLD,
     log10_flop_range: tuple[float, float] = (20.0, 40.0),
     iterations: int = 12,
-    chunk: int = 2048,
+    chunk: int = 256,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(data-movement wall, latency wall) in log10 FLOP for every draw, vectorized.
 
