@@ -1,8 +1,11 @@
 """Benchmark: both walls for many parameter draws, vectorized vs. a per-draw SciPy loop.
 
-    .venv/bin/python benchmarks/walls.py --draws 20000 [--loop-draws 200] [--chunk 2048]
+    .venv/bin/python benchmarks/walls.py --draws 20000 [--loop-draws 200] [--chunk 256]
 
-(a) ``forecast.model.fast.fast_walls`` on N draws in one vectorized call (after compilation).
+(a) ``forecast.model.fast.fast_walls`` on N draws in one vectorized call (after compilation),
+    and beside it, in the same process and on the same draws, the fast path as it was before
+    the speed work of issue 12 (``benchmarks/fast_baseline.py``, a frozen copy, at its own
+    default chunk of 2,048 unless ``--baseline-chunk``): the ratio and how many walls differ.
 (b) The way "Can AI scaling continue through 2030?" solved it: a Python loop over draws, and for
     each draw ``scipy.optimize.brentq`` on log10 compute for each wall.  The predicate is the
     same plan model on the same plan grids (``dm_plan_grid`` with the number of microbatches
@@ -28,6 +31,7 @@ import resource
 import time
 
 import numpy as np
+from fast_baseline import baseline_fast_walls  # benchmarks/ is on sys.path for this script
 
 import forecast.model  # noqa: F401  (enables float64 in JAX)
 
@@ -44,7 +48,7 @@ from forecast.model.fast import (  # isort: skip
     small_scale_plan_grid,
 )
 from forecast.model.params import Assumptions, Hardware  # isort: skip
-from forecast.model.plan import best_plan_over_m  # isort: skip
+from forecast.model.plan import best_plan_over_m, plan_constants  # isort: skip
 from forecast.model.scaling import model_shape  # isort: skip
 from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid  # isort: skip
 from forecast.validation import comparison_draws  # isort: skip
@@ -76,7 +80,9 @@ def _lift(hw, a):
 @jax.jit
 def _lat_ok(hw, a, x):
     hw, a = _lift(hw, a)
-    return jnp.any(_evaluate(hw, a, jnp.reshape(x, (1,)), _GRIDS[2]).feasible)
+    g = _GRIDS[2]
+    constants = plan_constants(hw, a, g.tp, g.two_d)
+    return jnp.any(_evaluate(hw, a, jnp.reshape(x, (1,)), g, constants).feasible)
 
 
 @jax.jit
@@ -150,7 +156,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--draws", type=int, default=20_000)
     p.add_argument("--loop-draws", type=int, default=200)
-    p.add_argument("--chunk", type=int, default=2048, help="fast_walls chunk size")
+    p.add_argument("--chunk", type=int, default=256, help="fast_walls chunk size")
+    p.add_argument(
+        "--baseline-chunk", type=int, default=2048, help="chunk of the pre-issue-12 fast path"
+    )
     p.add_argument("--seed", type=int, default=2030)
     p.add_argument(
         "--full-draws",
@@ -164,19 +173,37 @@ def main() -> None:
     print(f"cpu: {_cpu_model()}; jax devices: {jax.devices()}")
     hw, a = comparison_draws(n, args.seed)
 
-    # (a) vectorized.  Compile on the shape the timed call will use (chunk, or n if smaller).
-    warm = min(n, args.chunk)
-    t0 = time.perf_counter()
-    fast_walls(take(hw, slice(0, warm)), take(a, slice(0, warm)), chunk=args.chunk)
-    t_compile = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    dm_fast, lat_fast = fast_walls(hw, a, chunk=args.chunk)
-    t_vec = time.perf_counter() - t0
+    # (a) vectorized, new and baseline.  Compile each on the shape its timed call will use.
+    def timed(walls, chunk):
+        warm = min(n, chunk)
+        t0 = time.perf_counter()
+        walls(take(hw, slice(0, warm)), take(a, slice(0, warm)), chunk=chunk)
+        t_compile = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        out = walls(hw, a, chunk=chunk)
+        return out, time.perf_counter() - t0, t_compile
+
+    (dm_fast, lat_fast), t_vec, t_compile = timed(fast_walls, args.chunk)
+    (dm_base, lat_base), t_base, t_compile_base = timed(baseline_fast_walls, args.baseline_chunk)
     vec_rate = n / t_vec
+    base_rate = n / t_base
     print(
         f"vectorized fast_walls: {n} draws in {t_vec:.2f} s -> {vec_rate:,.0f} draws/s "
         f"(chunk {args.chunk}; first call incl. compilation {t_compile:.1f} s)"
     )
+    print(
+        f"baseline (pre-issue-12 fast path): {n} draws in {t_base:.2f} s -> {base_rate:,.0f} "
+        f"draws/s (chunk {args.baseline_chunk}; compilation {t_compile_base:.1f} s); "
+        f"new/baseline = {vec_rate / base_rate:.2f}x"
+    )
+    for name, new, old in (("data-movement", dm_fast, dm_base), ("latency", lat_fast, lat_base)):
+        same_inf = np.isinf(new) & np.isinf(old) & (new == old)
+        with np.errstate(invalid="ignore"):
+            diff = np.where(same_inf, 0.0, np.abs(new - old))
+        print(
+            f"  {name} walls, new vs baseline: {np.count_nonzero(diff)} of {n} differ, "
+            f"largest difference {np.nanmax(diff):.2g} dex"
+        )
 
     # (b) per-draw loop: compile the single-draw predicates first.
     hw0 = tuple(float(v[0]) for v in hw)
@@ -248,7 +275,10 @@ def main() -> None:
     speedup = vec_rate / loop_rate
     print(f"peak RSS: {rss_mib:,.0f} MiB")
     print(f"speedup=vectorized/loop={speedup:,.0f}x (targets: >=100x, >=20,000 draws/s)")
-    print(f"speedup={speedup:.1f} draws_per_s={vec_rate:.0f}")
+    print(
+        f"speedup={speedup:.1f} draws_per_s={vec_rate:.0f} "
+        f"vs_baseline={vec_rate / base_rate:.2f} baseline_draws_per_s={base_rate:.0f}"
+    )
 
 
 if __name__ == "__main__":
