@@ -263,27 +263,40 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     n_anchor = n_scan // SCAN_ANCHOR_EVERY + 2
     anchors = jax.lax.map(
         lambda q: _rank(
-            hw, a, grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, dm_constants, SHORTLIST
+            hw,
+            a,
+            grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q,
+            dm_grid,
+            dm_constants,
+            VERIFY_SHORTLIST // 2,
         ),
         jnp.arange(n_anchor, dtype=jnp.float64),
-    )
+    )  # (anchor, draw, plan), best first: the scan takes the first SHORTLIST of each
+
+    def anchor_shortlist(j, k):
+        """The best ``k`` plans of each anchor around scan point(s) ``j``."""
+        q = jnp.minimum(j // SCAN_ANCHOR_EVERY, n_anchor - 2)
+        pick = jnp.stack([q, q + 1])[:, None, ..., None]
+        both = jnp.take_along_axis(anchors[None, ..., :k], pick, axis=1)[:, 0]
+        return jnp.concatenate(list(both), axis=-1)
 
     def scan_body(j, below):
         x = grid0 - SCAN_STEP_DEX * j
         q = j // SCAN_ANCHOR_EVERY
-        idx = jnp.concatenate([anchors[q], anchors[q + 1]], axis=-1)
+        idx = jnp.concatenate([anchors[q, :, :SHORTLIST], anchors[q + 1, :, :SHORTLIST]], axis=-1)
         return below.at[..., j].set((x > x0) & ~ok_with(x, idx))
 
     below = jax.lax.fori_loop(1, n_scan + 1, scan_body, jnp.zeros((*dims, n_scan + 1), dtype=bool))
     steps = jnp.arange(n_scan + 1)
 
     # A point judged below on a shortlist may be a false alarm (the best plan missed): confirm
-    # the earliest one with a longer shortlist, and drop it if that finds a plan above the level.
+    # the earliest one with a longer shortlist (the anchors' VERIFY_SHORTLIST / 2 best each),
+    # and drop it if that finds a plan above the level.
     def verify(_, state):
         below, confirmed = state
         j = jnp.max(jnp.where(below, steps, 0), axis=-1)
         x = grid0 - SCAN_STEP_DEX * j
-        idx = _rank(hw, a, x, dm_grid, dm_constants, VERIFY_SHORTLIST)
+        idx = anchor_shortlist(j, VERIFY_SHORTLIST // 2)
         false_alarm = (j > 0) & ~confirmed & ok_with(x, idx)
         below = below & ~(false_alarm[..., None] & (steps == j[..., None]))
         return below, confirmed | ((j > 0) & ~false_alarm)
@@ -297,9 +310,7 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     hi3 = jnp.where(dipped, earliest, lo3 + SCAN_STEP_DEX)
     # The bracket lies between the scan's anchors q and q + 1 of its upper end (the shortlists
     # that judged the dip's first point): reuse them instead of ranking every plan again.
-    q3 = jnp.minimum(j_first // SCAN_ANCHOR_EVERY, n_anchor - 2)
-    pick = jnp.stack([q3, q3 + 1])[:, None, :, None]  # (2, 1, n, 1)
-    idx3 = jnp.concatenate(list(jnp.take_along_axis(anchors[None], pick, axis=1)[:, 0]), axis=-1)
+    idx3 = anchor_shortlist(j_first, SHORTLIST)
     dm_dip = _bisect(lambda x: ok_with(x, idx3), lo3, hi3, DIP_STEPS)
     dm = jnp.where(dipped, dm_dip, dm)
 
