@@ -22,16 +22,16 @@ tp in both layouts, every power-of-two pp), and the same definitions:
 Agreement with the full search within 0.05 dex on 1,000 random draws: data-movement wall 99.7 %,
 latency wall 99.4 % (BENCHMARKS.md section 1, docs/validation.md section 8.6).
 
-Speed (issue 12, BENCHMARKS.md section 1): SPEED_FIGURES, with
-walls bit-identical to the issue-11 fast path on every draw measured.  What bought it, none of
-it touching the physics or the search: plan constants that do not depend on the budget
-(collective layouts, latencies, per-size costs) computed once per draw
-(:func:`forecast.model.plan.plan_constants`); the coarse ranking without a trailing axis of two
-microbatch counts (a minor axis of 2 defeated XLA's vectorization); a grouped top-k (the same
-shortlist, 5x cheaper than ``top_k`` over 468 plans); shortlists and the small-scale scan laid
-out with the draws on the minor axis; the dip's bracket and the false-alarm checks reusing the
-scan's anchor shortlists instead of ranking every plan again; chunks of 256 draws, which stay in
-cache.
+Speed (issue 12, BENCHMARKS.md section 1): 1,654 draws/s on the idle 2-core machine, 2.2x the
+issue-11 fast path (746/s) measured side by side; the walls are those of the issue-11 path on
+4,095 of 4,096 draws (one moves by 0.017 dex).  What bought it, none of it touching the physics
+or the search: plan constants that do not depend on the budget (collective layouts, latencies,
+per-size costs) computed once per draw (:func:`forecast.model.plan.plan_constants`); the coarse
+ranking without a trailing axis of two microbatch counts (a minor axis of 2 defeated XLA's
+vectorization); a grouped top-k (the same shortlist, 5x cheaper than ``top_k`` over 468 plans);
+shortlists and the small-scale scan laid out with the draws on the minor axis; the dip's bracket
+and the false-alarm checks reusing the scan's anchor shortlists instead of ranking every plan
+again; chunks of 256 draws, which stay in cache.
 """
 
 from __future__ import annotations
