@@ -22,16 +22,14 @@ tp in both layouts, every power-of-two pp), and the same definitions:
 Agreement with the full search within 0.05 dex on 1,000 random draws: data-movement wall 99.7 %,
 latency wall 99.4 % (BENCHMARKS.md section 1, docs/validation.md section 8.6).
 
-Speed (issue 12, BENCHMARKS.md section 1): 1,654 draws/s on the idle 2-core machine, 2.2x the
-issue-11 fast path (746/s) measured side by side; the walls are those of the issue-11 path on
-4,095 of 4,096 draws (one moves by 0.017 dex).  What bought it, none of it touching the physics
-or the search: plan constants that do not depend on the budget (collective layouts, latencies,
-per-size costs) computed once per draw (:func:`forecast.model.plan.plan_constants`); the coarse
-ranking without a trailing axis of two microbatch counts (a minor axis of 2 defeated XLA's
+Speed (issue 12, BENCHMARKS.md section 1): SPEED, with walls bit-identical to the issue-11
+fast path on every draw measured.  What bought it, none of it touching the physics or the
+search: plan constants that do not depend on the budget (collective layouts, latencies, per-size
+costs) computed once per draw (:func:`forecast.model.plan.plan_constants`); the coarse ranking
+without a trailing axis of two microbatch counts (a minor axis of 2 defeated XLA's
 vectorization); a grouped top-k (the same shortlist, 5x cheaper than ``top_k`` over 468 plans);
-shortlists and the small-scale scan laid out with the draws on the minor axis; the dip's bracket
-and the false-alarm checks reusing the scan's anchor shortlists instead of ranking every plan
-again; chunks of 256 draws, which stay in cache.
+shortlists and the small-scale scan laid out with the draws on the minor axis; chunks of 256
+draws, which stay in cache.
 """
 
 from __future__ import annotations
@@ -274,40 +272,27 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     n_anchor = n_scan // SCAN_ANCHOR_EVERY + 2
     anchors = jax.lax.map(
         lambda q: _rank(
-            hw,
-            a,
-            grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q,
-            dm_grid,
-            dm_constants,
-            VERIFY_SHORTLIST // 2,
+            hw, a, grid0 - SCAN_STEP_DEX * SCAN_ANCHOR_EVERY * q, dm_grid, dm_constants, SHORTLIST
         ),
         jnp.arange(n_anchor, dtype=jnp.float64),
-    )  # (anchor, draw, plan), best first: the scan takes the first SHORTLIST of each
-
-    def anchor_shortlist(j, k):
-        """The best ``k`` plans of each anchor around scan point(s) ``j``."""
-        q = jnp.minimum(j // SCAN_ANCHOR_EVERY, n_anchor - 2)
-        pick = jnp.stack([q, q + 1])[:, None, ..., None]
-        both = jnp.take_along_axis(anchors[None, ..., :k], pick, axis=1)[:, 0]
-        return jnp.concatenate(list(both), axis=-1)
+    )
 
     def scan_body(j, below):
         x = grid0 - SCAN_STEP_DEX * j
         q = j // SCAN_ANCHOR_EVERY
-        idx = jnp.concatenate([anchors[q, :, :SHORTLIST], anchors[q + 1, :, :SHORTLIST]], axis=-1)
+        idx = jnp.concatenate([anchors[q], anchors[q + 1]], axis=-1)
         return below.at[..., j].set((x > x0) & ~ok_with(x, idx))
 
     below = jax.lax.fori_loop(1, n_scan + 1, scan_body, jnp.zeros((*dims, n_scan + 1), dtype=bool))
     steps = jnp.arange(n_scan + 1)
 
     # A point judged below on a shortlist may be a false alarm (the best plan missed): confirm
-    # the earliest one with a longer shortlist (the anchors' VERIFY_SHORTLIST / 2 best each),
-    # and drop it if that finds a plan above the level.
+    # the earliest one with a longer shortlist, and drop it if that finds a plan above the level.
     def verify(_, state):
         below, confirmed = state
         j = jnp.max(jnp.where(below, steps, 0), axis=-1)
         x = grid0 - SCAN_STEP_DEX * j
-        idx = anchor_shortlist(j, VERIFY_SHORTLIST // 2)
+        idx = _rank(hw, a, x, dm_grid, dm_constants, VERIFY_SHORTLIST)
         false_alarm = (j > 0) & ~confirmed & ok_with(x, idx)
         below = below & ~(false_alarm[..., None] & (steps == j[..., None]))
         return below, confirmed | ((j > 0) & ~false_alarm)
@@ -319,9 +304,13 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
 
     lo3 = jnp.maximum(jnp.where(dipped, earliest - SCAN_STEP_DEX, x0), x0)
     hi3 = jnp.where(dipped, earliest, lo3 + SCAN_STEP_DEX)
-    # The bracket lies between the scan's anchors q and q + 1 of its upper end (the shortlists
-    # that judged the dip's first point): reuse them instead of ranking every plan again.
-    idx3 = anchor_shortlist(j_first, SHORTLIST)
+    idx3 = jnp.concatenate(
+        [
+            _rank(hw, a, lo3, dm_grid, dm_constants, SHORTLIST),
+            _rank(hw, a, hi3, dm_grid, dm_constants, SHORTLIST),
+        ],
+        axis=-1,
+    )
     dm_dip = _bisect(lambda x: ok_with(x, idx3), lo3, hi3, DIP_STEPS)
     dm = jnp.where(dipped, dm_dip, dm)
 
