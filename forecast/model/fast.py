@@ -23,13 +23,13 @@ Agreement with the full search within 0.05 dex on 1,000 random draws: data-movem
 latency wall 99.4 % (BENCHMARKS.md section 1, docs/validation.md section 8.6).
 
 Speed (issue 12, BENCHMARKS.md section 1): 1,556 draws/s on the shared 2-core machine (load
-1.5), 2.1x the issue-11 fast path measured side by side, walls bit-identical to it.  What bought it, none of it touching the physics or the
-search: plan constants that do not depend on the budget (collective layouts, latencies, per-size
-costs) computed once per draw (:func:`forecast.model.plan.plan_constants`); the coarse ranking
-without a trailing axis of two microbatch counts (a minor axis of 2 defeated XLA's
-vectorization); a grouped top-k (the same shortlist, 5x cheaper than ``top_k`` over 468 plans);
-shortlists and the small-scale scan laid out with the draws on the minor axis; chunks of 256
-draws, which stay in cache.
+1.5), 2.1x the issue-11 fast path measured side by side, walls bit-identical to it.  What bought
+it, none of it touching the physics or the search: plan constants that do not depend on the
+budget (collective layouts, latencies, per-size costs) computed once per draw
+(:func:`forecast.model.plan.plan_constants`); the coarse ranking without a trailing axis of two
+microbatch counts (a minor axis of 2 defeated XLA's vectorization); a grouped top-k (the same
+shortlist, 5x cheaper than ``top_k`` over 468 plans); shortlists and the small-scale scan laid
+out with the draws on the minor axis; chunks of 256 draws, which stay in cache.
 """
 
 from __future__ import annotations
