@@ -1,8 +1,9 @@
 """Per-law NumPyro likelihoods for the scaling, utilization and domain-size inputs (issue 12).
 
 Four laws, each a pure NumPyro model of arrays (no I/O) plus the helpers that build its arrays
-from the evidence tables, fit it alone with NUTS and check it on held-out rows. The joint model of
-issue 12 will reuse the model functions; ``docs/evidence.md`` states and justifies each
+from the evidence tables, fit it alone with NUTS and check it on held-out rows. The joint model
+(:mod:`forecast.joint`) calls the same model functions, with the fitted parameters' priors taken
+from the prior file (the ``priors`` overrides); ``docs/evidence.md`` states and justifies each
 observation model. All logarithms are base 10 ("dex").
 
 Depth law (dense models of ``model_shapes.csv``)::
