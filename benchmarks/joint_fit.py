@@ -41,6 +41,13 @@ def main() -> None:
         f"pipeline.fit with the gate {total:.1f} s"
     )
 
+    from forecast.priors.registry import FITTED_INPUTS
+
+    for key, fitted in FITTED_INPUTS.items():
+        post = np.quantile(fit["posterior"][fitted.variable].values, [0.1, 0.5, 0.9])
+        prior = np.quantile(fit["prior"][fitted.variable].values, [0.1, 0.5, 0.9])
+        print(f"{key}: posterior {_fmt(post)}, prior {_fmt(prior)}")
+
     start = time.perf_counter()
     forecast, _ = pipeline.propagate_scenario(fit, inputs.priors, seed=args.seed)
     seconds = time.perf_counter() - start
@@ -67,6 +74,10 @@ def main() -> None:
         print(
             f"  bootstrap SE at {thinned.size} draws: {np.round(boot.std(axis=0), 2).tolist()} yr"
         )
+
+
+def _fmt(values: np.ndarray) -> str:
+    return " / ".join(f"{v:.3g}" for v in values)
 
 
 def _quantiles(values: np.ndarray, qs: list[float]) -> np.ndarray:
