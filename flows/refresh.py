@@ -5,14 +5,17 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
 
 * ``load-inputs`` - reads and validates data and priors; never cached (it is what detects change),
   retried on I/O errors (never on a WallcastError: :func:`retry_unless_user_error`);
-* ``fit-trends`` - NUTS fit; one per distinct set of trend priors (scenarios that only change
-  propagation inputs share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
-  hardware.csv and frontier_runs.csv), ``trend_priors`` (canonical JSON of the trend priors),
+* ``fit-trends`` - NUTS fit of the joint model (trends and scaling laws); one per distinct set of
+  fit priors (scenarios that only change propagation inputs, or replace a fitted input with a
+  what-if, share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
+  hardware.csv, frontier_runs.csv, model_shapes.csv and scaleup_domains.csv), ``trend_priors``
+  (canonical JSON of the trend priors and the base file's priors of the fitted law parameters,
+  :func:`forecast.pipeline.fit_key`),
   ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256 of the forecast package's model code, see
   :func:`forecast.storage.code_hash`).  The DataFrames and PriorSet are passed too but excluded from the key;
 * ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
   ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
-  scenario's full prior text), ``seed``, ``years`` and ``code``;
+  scenario's full prior text), ``seed``, ``years``, ``propagate_draws`` and ``code``;
 * ``publish`` - never cached, retried.  Assembles the DataTree and publishes it atomically unless
   the forecast ``latest`` points to was made from the same inputs (same
   :func:`forecast.storage.fingerprint`): then it
@@ -29,7 +32,6 @@ seconds first).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -45,10 +47,9 @@ from forecast.formatting import fmt_flop, fmt_pct, fmt_year
 __all__ = ["flow_with_task_runner", "refresh_forecast"]
 
 
-def _trend_key(prior_set: Any) -> str:
-    from forecast.trends import trend_priors_from_prior_set
-
-    return json.dumps(trend_priors_from_prior_set(prior_set).to_dict(), sort_keys=True)
+def _fit_priors_key(prior_set: Any) -> str:
+    """The priors the joint fit of ``prior_set`` depends on (:func:`forecast.pipeline.fit_key`)."""
+    return pipeline.fit_key(prior_set)
 
 
 # ----------------------------------------------------------------------------- tasks
@@ -101,9 +102,11 @@ def fit_task(
     seed: int,
     code: str,
 ) -> Any:
-    """NUTS fit of the trends (the expensive step), gated on convergence."""
+    """NUTS fit of the joint model (the expensive step), gated on convergence."""
     logger = get_run_logger()
-    logger.info(f"fitting the trends: {chains} chains x {draws} draws (NUTS; minutes)")
+    logger.info(
+        f"fitting the joint model (trends and scaling laws): {chains} chains x {draws} draws"
+    )
     start = time.perf_counter()
     fit_tree = pipeline.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
     logger.info(f"fit passed the convergence gate in {time.perf_counter() - start:.0f} s")
@@ -125,12 +128,15 @@ def propagate_task(
     seed: int,
     years: list[float] | None,
     code: str,
+    propagate_draws: int | None = None,
 ) -> tuple[Any, Any]:
-    """Forecast of one scenario: posterior trends x prior draws -> walls per year."""
+    """Forecast of one scenario: joint posterior draws (and free prior draws) -> walls per year."""
     logger = get_run_logger()
     logger.info(f"propagating scenario {scenario}: walls per draw and year")
     start = time.perf_counter()
-    result = pipeline.propagate_scenario(fit_tree, prior_set, seed=seed, years=years)
+    result = pipeline.propagate_scenario(
+        fit_tree, prior_set, seed=seed, years=years, propagate_draws=propagate_draws
+    )
     logger.info(f"scenario {scenario} propagated in {time.perf_counter() - start:.0f} s")
     return result
 
@@ -165,6 +171,7 @@ def publish_task(
     code: str,
     keep: int = storage.DEFAULT_KEEP,
     republish: bool = False,
+    propagate_draws: int | None = None,
 ) -> dict[str, Any]:
     """Publish a new forecast, or keep ``latest`` when it already is this forecast."""
     out = Path(outputs_dir)
@@ -177,7 +184,15 @@ def publish_task(
             "removed": storage.apply_retention(out, keep),
         }
     tree, fid = pipeline.assemble(
-        inputs, fit_tree, results, seed=seed, chains=chains, draws=draws, years=years, code=code
+        inputs,
+        fit_tree,
+        results,
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        years=years,
+        code=code,
+        propagate_draws=propagate_draws,
     )
     if tree.attrs["run_fingerprint"] != fingerprint:  # one recipe: storage.fingerprint
         raise RuntimeError("the assembled forecast's fingerprint differs from the flow's")
@@ -330,8 +345,12 @@ def refresh_forecast(
     republish: bool = False,
     lock_wait: float = 0.0,
     reports: bool = True,
+    propagate_draws: int | None = pipeline.DEFAULT_PROPAGATE_DRAWS,
 ) -> dict[str, Any]:
     """Refit what changed, propagate every scenario, publish atomically, create artifacts.
+
+    ``propagate_draws``: posterior draws propagated per scenario, evenly thinned from
+    ``chains`` x ``draws`` (None or 0: all of them).
 
     Returns ``status`` ("published" / "unchanged"), ``forecast_id``, ``path``, ``task_states``
     (task run name -> final state name, e.g. "Cached"), ``cached`` and ``removed``.
@@ -352,7 +371,7 @@ def refresh_forecast(
         fit_names: dict[str, str] = {}
         props: dict[str, Any] = {}
         for name, prior_set in inputs.scenarios.items():
-            tk = _trend_key(prior_set)
+            tk = _fit_priors_key(prior_set)
             if tk not in fits:
                 fit_names[tk] = f"fit-trends-{name}"
                 fit_keys[tk] = storage.digest([inputs.data_hash, tk, chains, draws, seed, code])
@@ -375,6 +394,7 @@ def refresh_forecast(
                 seed=seed,
                 years=yrs,
                 code=code,
+                propagate_draws=propagate_draws,
             )
         scenario_of = {id(fut): name for name, fut in props.items()}
         logger.info(
@@ -407,6 +427,7 @@ def refresh_forecast(
             draws=draws,
             years=yrs,
             code=code,
+            propagate_draws=propagate_draws,
         )
         pub_state = publish_task(
             inputs,
@@ -421,6 +442,7 @@ def refresh_forecast(
             code=code,
             keep=keep,
             republish=republish,
+            propagate_draws=propagate_draws,
             return_state=True,
         )
         states["publish"] = pub_state.name

@@ -64,6 +64,7 @@ def watch_landing(
     reports: bool = True,
     settle_seconds: float = 2.0,
     lock_wait: float = 3600.0,
+    propagate_draws: int | None = 1000,
 ) -> dict[str, Any]:
     """Ingest every settled file in ``<data_dir>/incoming/``; refresh when one added rows.
 
@@ -100,6 +101,7 @@ def watch_landing(
                     keep=keep,
                     reports=reports,
                     lock_wait=lock_wait,
+                    propagate_draws=propagate_draws,
                 )
             elif files:
                 logger.info("no new rows merged; no refresh needed")

@@ -3,13 +3,16 @@
 Layout of ``outputs/forecasts/<id>/forecast.nc`` (open with ``xarray.open_datatree``):
 
 * ``/posterior``, ``/sample_stats``, ``/log_likelihood``, ``/posterior_predictive``,
-  ``/observed_data``, ``/constant_data``: the NumPyro trend fit (ArviZ 1.x conventions);
+  ``/observed_data``, ``/constant_data``: the joint NumPyro fit of the trends and scaling laws
+  (:mod:`forecast.joint`; ArviZ 1.x conventions); ``/prior``: the same variables drawn from the
+  joint model's priors;
 * ``/forecast``: dims ``scenario``, ``chain``, ``draw``, ``year``, ``wall``; variables
   ``wall_flop``, ``frontier_flop``, ``hit_year``, ``hit_flop``, ``hit`` and the frontier
   accelerator's specs ``hardware_*``;
-* ``/forecast_inputs``: the sampled prior inputs per scenario, chain and draw;
+* ``/forecast_inputs``: the propagated inputs per scenario, chain and draw (posterior draws of
+  the fitted inputs, prior draws of the others);
 * root ``attrs``: id, created, code version, seed, data hash, priors and scenario texts, units
-  (:func:`forecast.storage.provenance_attrs`).
+  (:func:`forecast.storage.provenance_attrs`), ``input_provenance`` (:mod:`forecast.provenance`).
 
 This module builds and writes the tree; :mod:`forecast.storage` publishes, finds and reads it.
 It imports no JAX, and xarray only where a tree is built.

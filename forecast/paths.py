@@ -27,6 +27,8 @@ PRIORS_DIR_ENV = "WALLCAST_PRIORS_DIR"
 
 HARDWARE_FILE = "hardware.csv"
 FRONTIER_RUNS_FILE = "frontier_runs.csv"
+MODEL_SHAPES_FILE = "model_shapes.csv"
+SCALEUP_DOMAINS_FILE = "scaleup_domains.csv"
 BASELINE_PRIORS_FILE = "baseline.toml"
 SCENARIOS_SUBDIR = "scenarios"
 DOCS_DIR = REPO_ROOT / "docs"
@@ -72,3 +74,13 @@ def hardware_path(data_folder: str | Path | None = None) -> Path:
 def frontier_runs_path(data_folder: str | Path | None = None) -> Path:
     """The record training-runs table of a data folder."""
     return data_dir(data_folder) / FRONTIER_RUNS_FILE
+
+
+def model_shapes_path(data_folder: str | Path | None = None) -> Path:
+    """The published model-configuration table of a data folder (depth, batch, utilization laws)."""
+    return data_dir(data_folder) / MODEL_SHAPES_FILE
+
+
+def scaleup_domains_path(data_folder: str | Path | None = None) -> Path:
+    """The scale-up domain table of a data folder (domain-growth law)."""
+    return data_dir(data_folder) / SCALEUP_DOMAINS_FILE

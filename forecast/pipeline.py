@@ -19,9 +19,16 @@ from forecast import paths
 from forecast.constants import DEFAULT_WALL_YEAR_STEP
 from forecast.dataset import build_tree
 from forecast.errors import WallcastError
+from forecast.evidence import load_model_shapes, load_scaleup_domains
 from forecast.hardware import data_hash, load_frontier_runs, load_hardware
 from forecast.priors import PriorSet, load_overlay, load_priors
+from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
+from forecast.provenance import input_kind, input_provenance, provenance_json
 from forecast.storage import provenance_attrs
+
+DEFAULT_PROPAGATE_DRAWS = 1000
+"""Posterior draws propagated per scenario by default (evenly thinned from the fit's chains x
+draws; BENCHMARKS.md gives the Monte Carlo error of the hit-year quantiles at this size)."""
 
 
 @dataclass(frozen=True)
@@ -30,10 +37,12 @@ class Inputs:
 
     hardware: pd.DataFrame
     frontier_runs: pd.DataFrame
-    data_hash: str
+    data_hash: str  # SHA-256 over all four tables: a change to any of them refits
     priors: PriorSet
     scenarios: dict[str, PriorSet]  # name -> full prior set (base with overlay), base first
     data_dir: Path | None = None  # folder the tables were read from (recorded at publish time)
+    model_shapes: pd.DataFrame | None = None  # data of the depth, batch and utilization laws
+    scaleup_domains: pd.DataFrame | None = None  # data of the domain-growth law
 
 
 def scenario_path(name: str, scenario_dir: str | Path | None = None) -> Path:
@@ -64,24 +73,35 @@ def load_inputs(
     """
     data_dir = paths.data_dir(data_dir)
     scenario_dir = paths.scenarios_dir() if scenario_dir is None else Path(scenario_dir)
-    hw_path, fr_path = paths.hardware_path(data_dir), paths.frontier_runs_path(data_dir)
-    for table in (hw_path, fr_path):
+    tables = (
+        paths.hardware_path(data_dir),
+        paths.frontier_runs_path(data_dir),
+        paths.model_shapes_path(data_dir),
+        paths.scaleup_domains_path(data_dir),
+    )
+    for table in tables:
         if not table.is_file():
+            names = ", ".join(t.name for t in tables)
             raise WallcastError(
-                f"{table}: no such data table (the data folder {data_dir} needs "
-                f"{hw_path.name} and {fr_path.name}; set --data-dir or WALLCAST_DATA_DIR)"
+                f"{table}: no such data table (the data folder {data_dir} needs {names}; "
+                "set --data-dir or WALLCAST_DATA_DIR)"
             )
+    hw_path, fr_path, shapes_path, domains_path = tables
     hardware = load_hardware(hw_path)
     frontier = load_frontier_runs(fr_path)
+    shapes = load_model_shapes(shapes_path)
+    domains = load_scaleup_domains(domains_path)
     base = load_priors(paths.default_priors_path() if priors_path is None else priors_path)
     base_file = str(base.path) if base.path is not None else "the base prior file"
     return Inputs(
         hardware,
         frontier,
-        data_hash(hw_path, fr_path),
+        data_hash(*tables),
         base,
         _scenario_sets(base, base_file, scenarios, scenario_dir),
         data_dir,
+        shapes,
+        domains,
     )
 
 
@@ -116,6 +136,23 @@ def _scenario_sets(
     return sets
 
 
+def fit_key(prior_set: PriorSet) -> str:
+    """Canonical JSON of every prior the fit of ``prior_set`` depends on: the trend priors (a
+    scenario may change them) and the base file's priors of the fitted law parameters (a scenario
+    that sets a fitted key changes the propagation, not the fit). Scenarios with equal keys share
+    one fit."""
+    import json
+
+    from forecast.trends import trend_priors_from_prior_set
+
+    base = prior_set.base or prior_set
+    laws = {k: {"dist": base[k].dist, "params": dict(base[k].params)} for k in FITTED_INPUTS}
+    return json.dumps(
+        {"trends": trend_priors_from_prior_set(prior_set).to_dict(), "laws": laws},
+        sort_keys=True,
+    )
+
+
 def fit(
     inputs: Inputs,
     prior_set: PriorSet,
@@ -124,30 +161,67 @@ def fit(
     draws: int,
     seed: int,
     warmup: int | None = None,
+    gate: bool = True,
 ) -> xr.DataTree:
-    """NUTS fit of the hardware and frontier trends, gated on convergence."""
+    """NUTS fit of the joint model (trends, frontier compute, depth, batch, utilization and
+    domain laws), gated on convergence over every fitted parameter (``gate=False``: no gate)."""
     import jax
 
-    from forecast.inference import check_convergence, fit_trends, init_jax
+    from forecast.inference import check_convergence, init_jax
+    from forecast.joint import fit_joint, joint_data, law_prior_record, law_priors_from_prior_set
     from forecast.trends import trend_priors_from_prior_set
 
     init_jax()
-    dt = fit_trends(
-        inputs.hardware,
-        inputs.frontier_runs,
+    shapes = load_model_shapes() if inputs.model_shapes is None else inputs.model_shapes
+    domains = load_scaleup_domains() if inputs.scaleup_domains is None else inputs.scaleup_domains
+    data, tables = joint_data(inputs.hardware, inputs.frontier_runs, shapes, domains)
+    dt = fit_joint(
+        data,
+        tables,
         trend_priors_from_prior_set(prior_set),
+        law_priors_from_prior_set(prior_set),
         rng_key=jax.random.PRNGKey(seed),
         num_chains=chains,
         num_warmup=draws if warmup is None else warmup,
         num_samples=draws,
+        law_prior_source=law_prior_record(prior_set),
     )
-    check_convergence(dt)
+    if gate:
+        check_convergence(dt)
     return dt
 
 
 def scenario_seed(seed: int) -> int:
     """Seed of the prior draws in propagation (common random numbers across scenarios)."""
     return int(zlib.crc32(f"propagate-{seed}".encode()))
+
+
+def thinning_step(chains: int, draws: int, propagate_draws: int | None) -> int:
+    """Keep every k-th draw of each chain so that about ``propagate_draws`` draws remain (at least
+    that many when the fit has them; ``None``: every draw)."""
+    if propagate_draws is None or propagate_draws <= 0:
+        return 1
+    return max(1, (chains * draws) // int(propagate_draws))
+
+
+def scenario_inputs(
+    samples: dict[str, np.ndarray], prior_set: PriorSet, n: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Propagated inputs of one scenario, ``n`` draws per key (:mod:`forecast.provenance`).
+
+    Fitted keys hold the joint posterior's draws (``samples``, flattened (chain, draw)); a scenario
+    that sets a fitted key draws it from its own distribution instead; every other key is drawn
+    from its prior. Prior draws use one random stream per key (:meth:`PriorSet.sample` with
+    :func:`scenario_seed`), so a key a scenario leaves alone has the same draws in every scenario.
+    """
+    drawn = prior_set.sample(n, scenario_seed(seed))
+    out = {}
+    for key in PROPAGATED_KEYS:
+        if input_kind(key, prior_set, samples) == "fitted":
+            out[key] = np.asarray(samples[FITTED_INPUTS[key].variable], dtype=float)
+        else:
+            out[key] = drawn[key]
+    return out
 
 
 def propagate_scenario(
@@ -157,32 +231,40 @@ def propagate_scenario(
     seed: int,
     years=None,
     wall_year_step: int = DEFAULT_WALL_YEAR_STEP,
+    propagate_draws: int | None = None,
 ) -> tuple[xr.Dataset, xr.Dataset]:
-    """Forecast variables and sampled inputs of one scenario (dims chain, draw, ...).
+    """Forecast variables and propagated inputs of one scenario (dims chain, draw, ...).
+
+    The walls are deterministic functions of the joint posterior's draws (trends and law
+    parameters) and of the free inputs' prior draws (:func:`scenario_inputs`). With
+    ``propagate_draws`` the posterior is evenly thinned first (every k-th draw of each chain,
+    :func:`thinning_step`); ``draw`` then counts the kept draws.
 
     Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between
     (step 2 moves hit years by 0.015 yr at the median and 0.19 yr at the 95th percentile of
     draws against step 1; BENCHMARKS.md); ``wall_year_step=1`` computes every year.
     """
     from forecast.inference import posterior_draws
-    from forecast.propagate import (
-        DEFAULT_YEARS,
-        PROPAGATED_KEYS,
-        forecast_dataset,
-        inputs_dataset,
-        propagate,
-    )
+    from forecast.propagate import DEFAULT_YEARS, forecast_dataset, inputs_dataset, propagate
     from forecast.trends import project
 
     years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
     post = fit_tree["posterior"]
     chains, draws = post.sizes["chain"], post.sizes["draw"]
+    step = thinning_step(chains, draws, propagate_draws)
+    if step > 1:
+        fit_tree = xr.DataTree.from_dict(
+            {"/posterior": post.to_dataset().isel(draw=slice(None, None, step))}
+        )
+        draws = fit_tree["posterior"].sizes["draw"]
     samples = posterior_draws(fit_tree)
     trends = project(samples, years)
-    inputs = prior_set.sample(chains * draws, scenario_seed(seed))
-    inputs = {k: inputs[k] for k in PROPAGATED_KEYS}
+    inputs = scenario_inputs(samples, prior_set, chains * draws, seed)
     result = propagate(trends, inputs, years, wall_year_step)
-    return forecast_dataset(result, years, chains, draws), inputs_dataset(inputs, chains, draws)
+    forecast = forecast_dataset(result, years, chains, draws)
+    sampled = inputs_dataset(inputs, chains, draws)
+    sampled["draw"] = forecast["draw"] = np.arange(0, draws * step, step)
+    return forecast, sampled
 
 
 def assemble(
@@ -195,12 +277,17 @@ def assemble(
     draws: int,
     years: list[float] | None = None,
     code: str | None = None,
+    propagate_draws: int | None = None,
 ) -> tuple[xr.DataTree, str]:
     """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id).
 
-    ``years`` is the requested grid (None: the default) and ``code`` the code hash (None: this
-    process's :func:`forecast.storage.code_hash`); both enter the run fingerprint and the id.
+    ``years`` is the requested grid (None: the default), ``code`` the code hash (None: this
+    process's :func:`forecast.storage.code_hash`) and ``propagate_draws`` the thinning target;
+    all enter the run fingerprint and the id. The root attribute ``input_provenance`` says, per
+    scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
     """
+    import json
+
     names = list(scenario_results)
     forecast = xr.concat(
         [scenario_results[n][0] for n in names], dim=pd.Index(names, name="scenario")
@@ -209,6 +296,19 @@ def assemble(
         [scenario_results[n][1] for n in names], dim=pd.Index(names, name="scenario")
     )
     attrs = provenance_attrs(
-        inputs, names, seed=seed, chains=chains, draws=draws, years=years, code=code
+        inputs,
+        names,
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        years=years,
+        code=code,
+        propagate_draws=propagate_draws,
     )
+    posterior_vars = set(fit_tree["posterior"].data_vars)
+    law_rows = json.loads(fit_tree.attrs.get("law_rows", "{}"))
+    provenance = input_provenance({n: inputs.scenarios[n] for n in names}, posterior_vars, law_rows)
+    attrs["input_provenance"] = provenance_json(provenance)
+    attrs["propagated_draws_per_chain"] = int(forecast.sizes["draw"])
+    attrs["propagation_thinning"] = thinning_step(chains, draws, propagate_draws)
     return build_tree(fit_tree, forecast, sampled, attrs), attrs["id"]

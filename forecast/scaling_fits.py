@@ -1,8 +1,9 @@
 """Per-law NumPyro likelihoods for the scaling, utilization and domain-size inputs (issue 12).
 
 Four laws, each a pure NumPyro model of arrays (no I/O) plus the helpers that build its arrays
-from the evidence tables, fit it alone with NUTS and check it on held-out rows. The joint model of
-issue 12 will reuse the model functions; ``docs/evidence.md`` states and justifies each
+from the evidence tables, fit it alone with NUTS and check it on held-out rows. The joint model
+(:mod:`forecast.joint`) calls the same model functions, with the fitted parameters' priors taken
+from the prior file (the ``priors`` overrides); ``docs/evidence.md`` states and justifies each
 observation model. All logarithms are base 10 ("dex").
 
 Depth law (dense models of ``model_shapes.csv``)::
@@ -304,6 +305,10 @@ class DepthPriors(NamedTuple):
     exponent_loc: float = 0.27
     exponent_scale: float = 0.15
     noise_scale: float = 0.2
+    log10_layers_ref: Any = None
+    """Override of the ``log10_layers_ref`` prior (a distribution, or a number: fixed)."""
+    exponent: Any = None
+    """Override of the ``layer_exponent`` prior."""
 
 
 class BatchPriors(NamedTuple):
@@ -326,6 +331,10 @@ class BatchPriors(NamedTuple):
     shortfall_scale: float = 0.5
     noise_median: float = 0.1
     noise_log_sd: float = 0.5
+    log10_batch: Any = None
+    """Override of the ``log10_batch_2024`` prior (a distribution, or a number: fixed)."""
+    exponent: Any = None
+    """Override of the ``batch_compute_exponent`` prior (on compute: half the exponent on N)."""
 
 
 class UtilizationPriors(NamedTuple):
@@ -345,6 +354,8 @@ class UtilizationPriors(NamedTuple):
     shortfall_scale: float = 0.3
     noise_median: float = 0.03
     noise_log_sd: float = 0.5
+    logit_max: Any = None
+    """Override of the ``logit_max_utilization`` prior (a distribution, or a number: fixed)."""
 
 
 class DomainPriors(NamedTuple):
@@ -360,6 +371,8 @@ class DomainPriors(NamedTuple):
     growth_loc: float = math.log10(1.34)
     growth_scale: float = 0.15
     noise_scale: float = 0.3
+    growth: Any = None
+    """Override of the ``domain_growth_dex_per_year`` prior (a distribution, or a number: fixed)."""
 
 
 DEPTH_PRIORS = DepthPriors()
@@ -373,21 +386,41 @@ DOMAIN_PRIORS = DomainPriors()
 
 
 def _observe(name: str, fn: dist.Distribution, data: LawData, mask, observed: bool) -> None:
+    """The likelihood site ``name`` over the law's rows (plate ``<name>_row``: one plate name per
+    law, so that the four laws can share one program and one ArviZ tree)."""
     n = jnp.shape(data.y)[0]
-    with numpyro.plate("rows", n), numpyro.handlers.mask(mask=True if mask is None else mask):
+    with (
+        numpyro.plate(f"{name}_row", n),
+        numpyro.handlers.mask(mask=True if mask is None else mask),
+    ):
         numpyro.sample(name, fn, obs=data.y if observed else None)
+
+
+def _parameter(name: str, override: Any, loc, scale) -> Any:
+    """A law parameter: ``Normal(loc, scale)`` by default; ``override`` replaces that prior.
+
+    ``override`` is a NumPyro distribution (the joint model's prior from the prior file, in this
+    site's units) or a number (a fixed value: a deterministic site, not sampled).
+    """
+    if override is None:
+        return numpyro.sample(name, dist.Normal(loc, scale))
+    if isinstance(override, dist.Distribution):
+        return numpyro.sample(name, override)
+    return numpyro.deterministic(name, jnp.asarray(override, dtype=float))
 
 
 def depth_law_model(
     data: LawData, priors: DepthPriors = DEPTH_PRIORS, mask=None, observed: bool = True
 ) -> None:
     """log10 layers ~ Normal(log10 L_ref + alpha log10(N / N_ref), sigma_L); dense models."""
-    log10_layers_ref = numpyro.sample(
+    log10_layers_ref = _parameter(
         "log10_layers_ref",
-        dist.Normal(priors.log10_layers_ref_loc, priors.log10_layers_ref_scale),
+        priors.log10_layers_ref,
+        priors.log10_layers_ref_loc,
+        priors.log10_layers_ref_scale,
     )
-    exponent = numpyro.sample(
-        "layer_exponent", dist.Normal(priors.exponent_loc, priors.exponent_scale)
+    exponent = _parameter(
+        "layer_exponent", priors.exponent, priors.exponent_loc, priors.exponent_scale
     )
     noise = numpyro.sample("depth_noise_dex", dist.HalfNormal(priors.noise_scale))
     numpyro.deterministic("layers_at_reference", 10.0**log10_layers_ref)
@@ -399,11 +432,11 @@ def batch_law_model(
     data: LawData, priors: BatchPriors = BATCH_PRIORS, mask=None, observed: bool = True
 ) -> None:
     """log10 batch = log10 B_crit(C) - shortfall + noise (:class:`NormalBelowCeiling`)."""
-    log10_batch = numpyro.sample(
-        "log10_batch_2024", dist.Normal(priors.log10_batch_loc, priors.log10_batch_scale)
+    log10_batch = _parameter(
+        "log10_batch_2024", priors.log10_batch, priors.log10_batch_loc, priors.log10_batch_scale
     )
-    exponent = numpyro.sample(
-        "batch_compute_exponent", dist.Normal(priors.exponent_loc, priors.exponent_scale)
+    exponent = _parameter(
+        "batch_compute_exponent", priors.exponent, priors.exponent_loc, priors.exponent_scale
     )
     moe_offset = numpyro.sample("moe_batch_offset_dex", dist.Normal(0.0, priors.moe_offset_scale))
     shortfall = numpyro.sample("batch_shortfall_dex", dist.HalfNormal(priors.shortfall_scale))
@@ -420,8 +453,8 @@ def utilization_law_model(
     data: LawData, priors: UtilizationPriors = UTILIZATION_PRIORS, mask=None, observed: bool = True
 ) -> None:
     """log10 MFU = log10 u_max - shortfall + noise (:class:`NormalBelowCeiling`)."""
-    logit_max = numpyro.sample(
-        "logit_max_utilization", dist.Normal(priors.logit_max_loc, priors.logit_max_scale)
+    logit_max = _parameter(
+        "logit_max_utilization", priors.logit_max, priors.logit_max_loc, priors.logit_max_scale
     )
     shortfall = numpyro.sample("mfu_shortfall_dex", dist.HalfNormal(priors.shortfall_scale))
     noise = numpyro.sample(
@@ -439,8 +472,8 @@ def domain_growth_model(
     level = numpyro.sample(
         "log10_domain_2024", dist.Normal(priors.log10_level_loc, priors.log10_level_scale)
     )
-    growth = numpyro.sample(
-        "domain_growth_dex_per_year", dist.Normal(priors.growth_loc, priors.growth_scale)
+    growth = _parameter(
+        "domain_growth_dex_per_year", priors.growth, priors.growth_loc, priors.growth_scale
     )
     noise = numpyro.sample("domain_noise_dex", dist.HalfNormal(priors.noise_scale))
     numpyro.deterministic("domain_size_2024", 10.0**level)

@@ -194,11 +194,13 @@ def fingerprint(
     draws: int,
     years: Sequence[float] | None,
     code: str,
+    propagate_draws: int | None = None,
 ) -> str:
     """The one digest of everything a forecast depends on (64 hex digits).
 
     ``years`` is the requested forecast grid (None: the default grid), ``code`` the
-    :func:`code_hash`.  Two runs with the same fingerprint publish identical numbers; the refresh
+    :func:`code_hash`, ``propagate_draws`` the draws propagated per scenario (None: all).  Two
+    runs with the same fingerprint publish identical numbers; the refresh
     flow compares it with the ``run_fingerprint`` of the forecast ``latest`` names.
     """
     return digest(
@@ -211,6 +213,7 @@ def fingerprint(
             "draws": int(draws),
             "years": None if years is None else [float(y) for y in years],
             "code": code,
+            "propagate_draws": None if propagate_draws is None else int(propagate_draws),
         }
     )
 
@@ -234,6 +237,7 @@ def provenance_attrs(
     years: Sequence[float] | None = None,
     code: str | None = None,
     created: datetime | None = None,
+    propagate_draws: int | None = None,
 ) -> dict[str, Any]:
     """Every root attribute of a published forecast (the one place they are set).
 
@@ -256,6 +260,7 @@ def provenance_attrs(
         draws=draws,
         years=years,
         code=code,
+        propagate_draws=propagate_draws,
     )
     data_dir = getattr(inputs, "data_dir", None)
     return {
@@ -267,6 +272,7 @@ def provenance_attrs(
         "seed": int(seed),
         "chains": int(chains),
         "draws": int(draws),
+        "propagate_draws": -1 if propagate_draws is None else int(propagate_draws),
         "data_hash": inputs.data_hash,
         "data_dir": str(Path(data_dir).resolve()) if data_dir is not None else "",
         "priors_name": inputs.priors.name,
@@ -276,6 +282,11 @@ def provenance_attrs(
         **{f"scenario_text_{n}": t for n, t in scenario_texts.items()},
         "hardware_rows": int(len(inputs.hardware)),
         "frontier_rows": int(len(inputs.frontier_runs)),
+        **{
+            f"{table}_rows": int(len(df))
+            for table in ("model_shapes", "scaleup_domains")
+            if (df := getattr(inputs, table, None)) is not None
+        },
         "units": UNITS,
         "wall_definitions": WALL_DEFINITIONS,
     }

@@ -1,8 +1,8 @@
 """A small forecast, computed the way ``wallcast run`` computes one, and its stored reference.
 
 The reference (``tests/reference/small_forecast.nc``) pins every number the forecast job
-computes: the trend posterior, the walls per year, the frontier run, hit years and hit FLOP, for
-the baseline and one scenario overlay.  Refactoring must leave it unchanged; a change that is meant
+computes: the joint posterior (trends and scaling laws), the walls per year, the frontier run, hit
+years and hit FLOP, for the baseline and one scenario overlay.  Refactoring must leave it unchanged; a change that is meant
 to move numbers (a physics fix, a new prior) regenerates it in the same commit and says why:
 
     .venv/bin/python tests/reference_forecast.py
@@ -32,23 +32,13 @@ FORECAST_VARIABLES = (
 
 
 def small_forecast() -> xr.Dataset:
-    """Fit (no convergence gate: the run is deliberately small), propagate, assemble."""
-    import jax
-
+    """Fit the joint model (no convergence gate: the run is deliberately small), propagate
+    every draw, assemble."""
     from forecast import pipeline
-    from forecast.inference import fit_trends, init_jax
-    from forecast.trends import trend_priors_from_prior_set
 
-    init_jax()
     inputs = pipeline.load_inputs(scenarios=SCENARIOS)
-    fit_tree = fit_trends(
-        inputs.hardware,
-        inputs.frontier_runs,
-        trend_priors_from_prior_set(inputs.priors),
-        rng_key=jax.random.PRNGKey(SEED),
-        num_chains=CHAINS,
-        num_warmup=DRAWS,
-        num_samples=DRAWS,
+    fit_tree = pipeline.fit(
+        inputs, inputs.priors, chains=CHAINS, draws=DRAWS, seed=SEED, gate=False
     )
     results = {
         name: pipeline.propagate_scenario(fit_tree, prior_set, seed=SEED, years=YEARS)

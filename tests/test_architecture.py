@@ -114,7 +114,8 @@ def _smaller_data_dir(tmp_path: Path) -> tuple[Path, int]:
     """A copy of data/ without the accelerator table's last row; returns (folder, rows)."""
     data = tmp_path / "data-copy"
     data.mkdir()
-    shutil.copy(REPO / "data" / "frontier_runs.csv", data / "frontier_runs.csv")
+    for name in ("frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
+        shutil.copy(REPO / "data" / name, data / name)
     lines = (REPO / "data" / "hardware.csv").read_text().splitlines(keepends=True)
     (data / "hardware.csv").write_text("".join(lines[:-1]))
     return data, len(lines) - 2
@@ -239,8 +240,8 @@ def test_run_ingest_and_serve_share_the_refresh_options():
     from forecast.cli.options import REFRESH_PARAMETERS
 
     refresh = {"--priors", "--scenario", "--data-dir", "--outputs-dir", "--draws", "--chains"}
-    refresh |= {"--seed", "--year-step", "--keep", "--report", "--no-report"}
-    assert len(REFRESH_PARAMETERS) == 10
+    refresh |= {"--seed", "--year-step", "--keep", "--report", "--no-report", "--propagate-draws"}
+    assert len(REFRESH_PARAMETERS) == 11
     for command in ("run", "ingest", "serve"):
         assert refresh <= _option_names(command), command
     # one meaning per name: the sensitivity's wall-computation step has its own
@@ -254,7 +255,7 @@ def test_ingest_refreshes_with_priors_scenario_and_year_step(tmp_path: Path, mon
 
     data = tmp_path / "data"
     data.mkdir()
-    for name in ("hardware.csv", "frontier_runs.csv"):
+    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
         shutil.copy(REPO / "data" / name, data / name)
     new = tmp_path / "new.csv"
     new.write_text(

@@ -54,7 +54,7 @@ def ws(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("flows")
     data = root / "data"
     data.mkdir()
-    for name in ("hardware.csv", "frontier_runs.csv"):
+    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
         shutil.copy(REPO / "data" / name, data / name)
     overlay = root / "fast-kernels.toml"
     overlay.write_text(OVERLAY)
@@ -211,7 +211,7 @@ def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
     """`wallcast serve` for real: a bad file is rejected, a good one yields a new forecast."""
     data, outputs = tmp_path / "data", tmp_path / "outputs"
     (data / "incoming").mkdir(parents=True)
-    for name in ("hardware.csv", "frontier_runs.csv"):
+    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
         shutil.copy(REPO / "data" / name, data / name)
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env.update(PREFECT_HOME=str(tmp_path / "home"), PREFECT_SERVER_ANALYTICS_ENABLED="false")

@@ -47,7 +47,7 @@ def _csv(rows: list[dict[str, str]]) -> str:
 def data_dir(tmp_path: Path) -> Path:
     d = tmp_path / "data"
     (d / "incoming").mkdir(parents=True)
-    for name in ("hardware.csv", "frontier_runs.csv"):
+    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
         shutil.copy(REPO_DATA / name, d / name)
     return d
 

@@ -160,6 +160,7 @@ class RefreshOptions:
     year_step: int = 1
     keep: int = 20
     report: bool = True
+    propagate_draws: int = 1000  # forecast.pipeline.DEFAULT_PROPAGATE_DRAWS (no import here)
 
     def years(self) -> list[float] | None:
         """The output grid: every ``year_step``-th year of the default grid and its last year
@@ -194,6 +195,7 @@ class RefreshOptions:
             "years": self.years(),
             "keep": self.keep,
             "reports": self.report,
+            "propagate_draws": self.propagate_draws or None,
         }
 
 
@@ -235,6 +237,18 @@ REFRESH_PARAMETERS: tuple[tuple[str, Any], ...] = (
             typer.Option(
                 "--report/--no-report",
                 help="Write the report and deck of a new forecast (and its link artifact).",
+            ),
+        ],
+    ),
+    (
+        "propagate_draws",
+        Annotated[
+            int,
+            typer.Option(
+                "--propagate-draws",
+                min=0,
+                help="Posterior draws propagated per scenario, evenly thinned from "
+                "chains x draws (0: all).",
             ),
         ],
     ),

@@ -102,7 +102,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(tmp_path: Path, published: Path) -> Project:
     data = tmp_path / "data"
     data.mkdir()
-    for name in ("hardware.csv", "frontier_runs.csv"):
+    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
         shutil.copy2(REPO_ROOT / "data" / name, data / name)
     outputs = tmp_path / "outputs"
     shutil.copytree(published, outputs)

@@ -1,0 +1,444 @@
+"""The joint NumPyro model of issue 12: trends, frontier compute and the scaling laws in one program.
+
+One pure model (:func:`joint_model`, data and priors in, no I/O) holds
+
+* the hardware-trend and frontier-compute models of :func:`forecast.trends.trend_model` (same site
+  names, so :func:`forecast.inference.posterior_draws` and :func:`forecast.trends.project` work
+  on its posterior unchanged);
+* the four laws of :mod:`forecast.scaling_fits`: depth, batch, utilization and domain growth,
+  each with its likelihood (``docs/evidence.md`` states and justifies each observation model).
+
+The law parameters that the forecast propagates (:data:`forecast.priors.registry.FITTED_INPUTS`)
+take their priors from the **base prior file** (:func:`law_priors_from_prior_set`): the file's
+distribution of ``scaling.batch_tokens_2024`` is the prior of the batch level, and so on, mapped to
+the site's scale (log10 of a level, logit of a fraction, half the batch exponent on N for the
+exponent on compute). The nuisance parameters (scatter, shortfall, MoE offset) keep the weakly
+informative priors of :mod:`forecast.scaling_fits`. A fixed value in the prior file makes the
+parameter a deterministic site: fixed, not fitted.
+
+The other propagated inputs (latencies, network, run length, MoE shape) have no data; the
+propagation draws them from their priors outside NUTS, with one random stream per key
+(:meth:`forecast.priors.PriorSet.sample`), so that a key a scenario does not change has identical
+draws in every scenario. Their split / quantile prior families have no NumPyro distribution, and
+NUTS gains nothing from parameters that no likelihood touches.
+
+:func:`fit_joint` runs NUTS and returns one ArviZ DataTree with the groups of
+:func:`forecast.inference.fit_observations` plus ``prior`` (the same variables drawn from the
+joint model's priors, no data).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, NamedTuple
+
+import arviz as az
+import jax
+import numpy as np
+import numpyro  # noqa: F401  (a plain import before numpyro.infer; see forecast.inference)
+import numpyro.distributions as dist
+import pandas as pd
+import xarray as xr
+from numpyro.infer import MCMC, NUTS, Predictive
+
+from forecast.inference import PREDICTIVE_SITES, _constant_data, _data_hash, enable_x64
+from forecast.priors.distributions import Prior, log10_normal
+from forecast.scaling_fits import (
+    BATCH_PRIORS,
+    DEPTH_PRIORS,
+    DOMAIN_PRIORS,
+    UTILIZATION_PRIORS,
+    BatchPriors,
+    DepthPriors,
+    DomainPriors,
+    LawData,
+    LawTable,
+    UtilizationPriors,
+    batch_law_model,
+    batch_table,
+    depth_law_model,
+    depth_table,
+    domain_growth_model,
+    domain_table,
+    utilization_law_model,
+    utilization_table,
+)
+from forecast.trends import (
+    METRICS,
+    FrontierObservations,
+    HardwareObservations,
+    TrendPriors,
+    frontier_observations,
+    resolve_intercepts,
+    trend_model,
+    trend_observations,
+)
+
+__all__ = [
+    "LAWS",
+    "LAW_OBSERVED_SITES",
+    "LAW_PARAMETERS",
+    "LAW_PRIOR_KEYS",
+    "JointData",
+    "LawPriors",
+    "fit_joint",
+    "joint_data",
+    "joint_model",
+    "law_priors_from_prior_set",
+    "law_tables",
+    "site_prior",
+]
+
+LAWS: tuple[str, ...] = ("depth", "batch", "utilization", "domain")
+
+LAW_OBSERVED_SITES: dict[str, str] = {
+    "depth": "log10_layers",
+    "batch": "log10_batch",
+    "utilization": "log10_mfu",
+    "domain": "log10_domain",
+}
+"""Likelihood site of each law (its plate is ``<site>_row``)."""
+
+LAW_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "depth": ("log10_layers_ref", "layer_exponent", "depth_noise_dex", "layers_at_reference"),
+    "batch": (
+        "log10_batch_2024",
+        "batch_compute_exponent",
+        "moe_batch_offset_dex",
+        "batch_shortfall_dex",
+        "batch_noise_dex",
+        "batch_tokens_2024",
+        "batch_exponent",
+    ),
+    "utilization": (
+        "logit_max_utilization",
+        "mfu_shortfall_dex",
+        "mfu_noise_dex",
+        "max_utilization",
+    ),
+    "domain": (
+        "log10_domain_2024",
+        "domain_growth_dex_per_year",
+        "domain_noise_dex",
+        "domain_size_2024",
+        "domain_growth_per_year",
+    ),
+}
+"""Posterior variables of each law: sample sites, then deterministic sites in model units."""
+
+
+class LawPrior(NamedTuple):
+    """How a prior key of the base file becomes the prior of a law's sample site."""
+
+    law: str
+    field: str  # the override field of the law's priors NamedTuple
+    site: str  # the sample site it is the prior of
+    scale: str  # "log10", "logit" or "linear"
+    factor: float = 1.0  # linear scale only: site = factor x key
+
+
+LAW_PRIOR_KEYS: dict[str, LawPrior] = {
+    "scaling.layers_at_reference": LawPrior(
+        "depth", "log10_layers_ref", "log10_layers_ref", "log10"
+    ),
+    "scaling.layer_exponent": LawPrior("depth", "exponent", "layer_exponent", "linear"),
+    "scaling.batch_tokens_2024": LawPrior("batch", "log10_batch", "log10_batch_2024", "log10"),
+    # the exponent on compute is half the exponent on N: C = 120 N^2 on the compute-optimal path
+    "scaling.batch_exponent": LawPrior(
+        "batch", "exponent", "batch_compute_exponent", "linear", 0.5
+    ),
+    "training.max_utilization": LawPrior(
+        "utilization", "logit_max", "logit_max_utilization", "logit"
+    ),
+    "hardware.scaleup_domain_size_growth_per_year": LawPrior(
+        "domain", "growth", "domain_growth_dex_per_year", "log10"
+    ),
+}
+"""Each fitted prior key: the law site whose prior it sets, and on which scale."""
+
+_LN10 = math.log(10.0)
+_Z90 = 1.2815515655446004
+
+
+def _logit(x: float) -> float:
+    return math.log(x / (1.0 - x))
+
+
+def site_prior(prior: Prior, scale: str, factor: float = 1.0) -> Any:
+    """The prior file's distribution of a key, as the prior of a site on ``scale``.
+
+    Exact where the family maps to a NumPyro distribution on that scale: a log-normal is a Normal
+    in log10, a log-uniform a Uniform in log10, a logit-normal a Normal in logit, a normal scaled
+    by ``factor`` a Normal; any other family on a linear scale is ``prior.to_numpyro()`` scaled.
+    Split and piecewise (quantile) fits, and other families on log10/logit scales, become the
+    nearest Normal on that scale: same median, same 10-90 % width (as :meth:`Prior.to_numpyro`).
+    A fixed value returns a number (the site becomes deterministic).
+    """
+    p = prior.params
+    if prior.is_point:
+        value = p["value"]
+        return {"log10": math.log10, "logit": _logit, "linear": lambda v: factor * v}[scale](value)
+    if scale == "log10":
+        if prior.dist == "lognormal":
+            return dist.Normal(math.log(p["median"]) / _LN10, p["sigma"] / _LN10)
+        if prior.dist == "loguniform":
+            return dist.Uniform(math.log10(p["low"]), math.log10(p["high"]))
+        loc, sd = log10_normal(*(prior.quantile(q) for q in (0.1, 0.5, 0.9)))
+        return dist.Normal(loc, sd)
+    if scale == "logit":
+        if prior.dist == "logitnormal":
+            return dist.Normal(_logit(p["median"]), p["sigma"])
+        lo, mid, hi = (_logit(prior.quantile(q)) for q in (0.1, 0.5, 0.9))
+        return dist.Normal(mid, (hi - lo) / (2.0 * _Z90))
+    if scale != "linear":
+        raise ValueError(f"unknown scale {scale!r}")
+    base = prior.to_numpyro()
+    if isinstance(base, dist.Normal):
+        return dist.Normal(factor * base.loc, factor * base.scale)
+    if factor == 1.0:
+        return base
+    return dist.TransformedDistribution(base, dist.transforms.AffineTransform(0.0, factor))
+
+
+class LawPriors(NamedTuple):
+    """Priors of the four laws (the fitted keys' entries set from the base prior file)."""
+
+    depth: DepthPriors = DEPTH_PRIORS
+    batch: BatchPriors = BATCH_PRIORS
+    utilization: UtilizationPriors = UTILIZATION_PRIORS
+    domain: DomainPriors = DOMAIN_PRIORS
+
+
+def law_priors_from_prior_set(prior_set: Any) -> LawPriors:
+    """:class:`LawPriors` whose fitted parameters take the priors of ``prior_set``'s base file.
+
+    A scenario overlay that sets a fitted key does not change the fit (its distribution replaces
+    the posterior at propagation instead), so the base set of a scenario is used.
+    """
+    base = getattr(prior_set, "base", None) or prior_set
+    laws: dict[str, Any] = dict(LawPriors()._asdict())
+    for key, where in LAW_PRIOR_KEYS.items():
+        override = site_prior(base[key], where.scale, where.factor)
+        laws[where.law] = laws[where.law]._replace(**{where.field: override})
+    return LawPriors(**laws)
+
+
+def law_prior_record(prior_set: Any) -> dict[str, dict[str, Any]]:
+    """The base prior file's entries of the fitted keys (JSON-able; for attrs and cache keys)."""
+    base = getattr(prior_set, "base", None) or prior_set
+    return {
+        key: {"dist": base[key].dist, "params": dict(base[key].params), "site": where.site}
+        for key, where in LAW_PRIOR_KEYS.items()
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+
+
+class JointData(NamedTuple):
+    """Everything the joint model is fitted to."""
+
+    hardware: HardwareObservations
+    frontier: FrontierObservations
+    depth: LawData
+    batch: LawData
+    utilization: LawData
+    domain: LawData
+
+
+def law_tables(shapes: pd.DataFrame, domains: pd.DataFrame) -> dict[str, LawTable]:
+    """The rows of each law (``forecast.scaling_fits`` selections), by law name."""
+    return {
+        "depth": depth_table(shapes),
+        "batch": batch_table(shapes),
+        "utilization": utilization_table(shapes),
+        "domain": domain_table(domains),
+    }
+
+
+def joint_data(
+    hardware_df: pd.DataFrame,
+    frontier_df: pd.DataFrame,
+    shapes_df: pd.DataFrame,
+    domains_df: pd.DataFrame,
+) -> tuple[JointData, dict[str, LawTable]]:
+    """The model's arrays from the four validated tables, and each law's table (provenance)."""
+    tables = law_tables(shapes_df, domains_df)
+    data = JointData(
+        trend_observations(hardware_df),
+        frontier_observations(frontier_df),
+        *(tables[law].data for law in LAWS),
+    )
+    return data, tables
+
+
+# --------------------------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------------------------
+
+
+def joint_model(
+    data: JointData, trend_priors: TrendPriors, law_priors: LawPriors, *, observed: bool = True
+) -> None:
+    """Trends, frontier compute and the four laws: independent likelihoods, one posterior.
+
+    ``observed=False`` drops every observed value (prior and posterior predictive draws).
+    """
+    trend_model(data.hardware, data.frontier, trend_priors, observed=observed)
+    depth_law_model(data.depth, law_priors.depth, None, observed)
+    batch_law_model(data.batch, law_priors.batch, None, observed)
+    utilization_law_model(data.utilization, law_priors.utilization, None, observed)
+    domain_growth_model(data.domain, law_priors.domain, None, observed)
+
+
+# --------------------------------------------------------------------------------------------
+# Fitting
+# --------------------------------------------------------------------------------------------
+
+
+def _law_constant_data(tables: Mapping[str, LawTable]) -> xr.Dataset:
+    out = {}
+    coords = {}
+    for law, table in tables.items():
+        dim = f"{LAW_OBSERVED_SITES[law]}_row"
+        coords[dim] = list(table.names)
+        out[f"{law}_x"] = (dim, np.asarray(table.data.x, dtype=float))
+        out[f"{law}_moe"] = (dim, np.asarray(table.data.moe, dtype=float))
+        out[f"{law}_source"] = (dim, np.asarray(table.groups, dtype=str))
+    return xr.Dataset(out, coords=coords)
+
+
+def _prior_group(
+    draws: Mapping[str, np.ndarray], posterior: xr.Dataset, chains: int, n_draws: int
+) -> xr.Dataset:
+    """Prior draws shaped like the posterior: same variables, dims and coords."""
+    out = {}
+    for name, var in posterior.data_vars.items():
+        if name not in draws:
+            continue
+        values = np.asarray(draws[name], dtype=float)
+        values = np.broadcast_to(values, (chains * n_draws, *var.shape[2:]))
+        out[name] = (var.dims, values.reshape(chains, n_draws, *var.shape[2:]))
+    coords = {d: posterior[d].values for d in posterior.dims}
+    return xr.Dataset(out, coords=coords)
+
+
+def fit_joint(
+    data: JointData,
+    tables: Mapping[str, LawTable],
+    trend_priors: TrendPriors,
+    law_priors: LawPriors,
+    *,
+    rng_key: jax.Array,
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    chain_method: str = "vectorized",
+    target_accept_prob: float = 0.9,
+    progress_bar: bool = False,
+    law_prior_source: Mapping[str, Any] | None = None,
+) -> xr.DataTree:
+    """NUTS on :func:`joint_model`; one DataTree (no convergence gate: the caller applies it).
+
+    Groups: ``posterior`` (trend and law parameters), ``sample_stats``, ``log_likelihood``,
+    ``posterior_predictive`` and ``observed_data`` (hardware, frontier and the four laws'
+    sites), ``constant_data``, and ``prior`` (the posterior's variables drawn from the joint
+    priors, NumPyro ``Predictive`` without data, shaped (chain, draw) like the posterior).
+    ``attrs``: as :func:`forecast.inference.fit_observations` (``priors`` holds the trend priors,
+    so :func:`forecast.inference.posterior_predictive` works), plus ``law_rows`` (JSON: rows per
+    law), ``law_tables`` (table and selection per law), ``law_priors`` and ``fit_seconds``.
+    """
+    enable_x64()
+    trend_priors = resolve_intercepts(
+        trend_priors, data.hardware.log10_values, data.hardware.metric_index
+    )
+    mcmc_key, ppc_key, prior_key = jax.random.split(rng_key, 3)
+    model = partial(joint_model, data, trend_priors, law_priors)
+    start = time.perf_counter()
+    mcmc = MCMC(
+        NUTS(model, target_accept_prob=target_accept_prob),
+        num_warmup=num_warmup,
+        num_samples=num_samples,
+        num_chains=num_chains,
+        chain_method=chain_method,
+        progress_bar=progress_bar,
+    )
+    mcmc.run(mcmc_key)
+    nuts_seconds = time.perf_counter() - start
+    unobserved = partial(joint_model, data, trend_priors, law_priors, observed=False)
+    predictive_sites = (*PREDICTIVE_SITES, *LAW_OBSERVED_SITES.values())
+    predictive = Predictive(unobserved, posterior_samples=mcmc.get_samples())(ppc_key)
+    predictive = {k: np.asarray(v) for k, v in predictive.items() if k in predictive_sites}
+    coords = {"metric": list(METRICS), "obs": data.hardware.names, "run": data.frontier.names}
+    coords.update({f"{LAW_OBSERVED_SITES[law]}_row": list(t.names) for law, t in tables.items()})
+    # explicit dims for every plated site (given dims, ArviZ infers none from the plates)
+    dims = {
+        "slope": ["metric"],
+        "slope_sampled": ["metric"],
+        "intercept": ["metric"],
+        "sigma": ["metric"],
+        "log10_value": ["obs"],
+        "log10_compute": ["run"],
+    }
+    dims.update({site: [f"{site}_row"] for site in LAW_OBSERVED_SITES.values()})
+    dt = az.from_numpyro(
+        mcmc,
+        posterior_predictive=predictive,
+        log_likelihood=True,
+        coords=coords,
+        dims=dims,
+    )
+    prior_draws = Predictive(unobserved, num_samples=num_chains * num_samples)(prior_key)
+    posterior = dt["posterior"].to_dataset()
+    dt["prior"] = _prior_group(
+        {k: np.asarray(v) for k, v in prior_draws.items()}, posterior, num_chains, num_samples
+    )
+    dt["constant_data"] = xr.merge(
+        [_constant_data(data.hardware, data.frontier), _law_constant_data(tables)]
+    )
+    elapsed = time.perf_counter() - start
+    from forecast import __version__
+
+    dt.attrs.update(
+        {
+            "model": "forecast.joint.joint_model",
+            "priors": json.dumps(trend_priors.to_dict()),
+            "law_priors": json.dumps(law_prior_source or {}),
+            "law_rows": json.dumps({law: len(t) for law, t in tables.items()}),
+            "law_tables": json.dumps(
+                {law: {"table": t.table, "selection": t.selection} for law, t in tables.items()}
+            ),
+            "model_config": json.dumps(
+                {
+                    "num_chains": num_chains,
+                    "num_warmup": num_warmup,
+                    "num_samples": num_samples,
+                    "chain_method": chain_method,
+                    "target_accept_prob": target_accept_prob,
+                }
+            ),
+            "data_hash": _data_hash(data.hardware, data.frontier),
+            "law_data_hash": _law_hash(tables),
+            "rng_key": json.dumps(np.asarray(jax.random.key_data(rng_key)).tolist()),
+            "code_version": __version__,
+            "nuts_seconds": float(nuts_seconds),
+            "fit_seconds": float(elapsed),
+        }
+    )
+    return dt
+
+
+def _law_hash(tables: Mapping[str, LawTable]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for law in LAWS:
+        for array in tables[law].data:
+            digest.update(np.ascontiguousarray(np.asarray(array, dtype=float)).tobytes())
+    return digest.hexdigest()
