@@ -46,7 +46,8 @@ def fixture_tree(*, fitted: bool = True, chains: int = 2, draws: int = 500) -> x
     slope = np.log10(growth)[None, :] + 0.01 * rng.standard_normal((n, len(METRICS)))
     f_slope, f_level = _pair(rng, n, (np.log10(4.2), 25.7), (0.02, 0.05), 0.6)
     post = {
-        "intercept": np.tile([15.3, 12.5, 11.0, 11.9, 10.7], (n, 1)),
+        # 2024 levels near the data anchors (log10 FLOP/s, B/s, B, B/s, B/s)
+        "intercept": np.tile([15.09, 12.66, 11.17, 11.77, 10.68], (n, 1)),
         "slope": slope,
         "frontier_slope": f_slope,
         "frontier_intercept": f_level,
@@ -205,9 +206,7 @@ def test_scenario_overlay_keeps_its_distribution(baseline):
     for key in overlay:
         assert basis.kinds[key] == "scenario"
         assert basis.prior_set[key] == prior_set[key]
-    assert "batch" not in basis.groups or all(
-        k not in overlay for k in basis.groups["batch"][0]
-    )
+    assert "batch" not in basis.groups or all(k not in overlay for k in basis.groups["batch"][0])
 
 
 def test_old_forecast_falls_back_to_the_priors_with_a_note(baseline):
@@ -303,3 +302,51 @@ def test_stored_groups_by_basis(tmp_path, baseline):
     kinds = [str(v) for v in tree["sensitivity_prior"]["input_kind"].values]
     assert kinds == ["prior", "prior"]
     tree.close()
+
+
+# ----------------------------------------------------------------------------- the wall model
+
+
+def test_wall_model_on_a_posterior_forecast_stores_both_bases(tmp_path):
+    """End to end on the real walls (N = 16): posterior basis in 'sensitivity', the priors-only
+    comparison in 'sensitivity_prior', same inputs; the CLI prints before -> after."""
+    from typer.testing import CliRunner
+
+    from forecast import analysis
+    from forecast.cli import app
+
+    path = tmp_path / "forecast.nc"
+    fixture_tree().to_netcdf(path, engine="h5netcdf")
+    run = analysis.sensitivity(path, samples=16, compare_prior=True)
+    assert run.basis == "posterior" and run.stored_in == path and not run.notes
+    post, prior = run.dataset, run.prior_dataset
+    assert list(post["input"].values) == list(prior["input"].values)
+    # layers_at_reference is a point mass in the baseline priors: index exactly 0 there
+    lref = "scaling.layers_at_reference"
+    assert lref in post["input"].values
+    np.testing.assert_array_equal(prior["total"].sel(input=lref).values, 0.0)
+    kinds = dict(zip(post["input"].values, post["input_kind"].values, strict=True))
+    assert kinds["scaling.batch_tokens_2024"] == "posterior"
+    assert kinds["latency.kernel_us"] == "prior"
+    assert json.loads(post.attrs["sensitivity_groups"])["batch"]["keys"][0] == (
+        "scaling.batch_tokens_2024"
+    )
+    for ds in (post, prior):
+        v = ds["total"].values
+        assert np.all(np.isfinite(v)) and np.all((v > -0.5) & (v < 1.5))
+    tree = xr.open_datatree(path, engine="h5netcdf")
+    assert {"sensitivity", "sensitivity_prior"} <= set(tree.children)
+    tree.close()
+
+    res = CliRunner().invoke(
+        app,
+        ["sensitivity", "--forecast", str(path), "--samples", "8", "--compare-prior", "--json"],
+    )
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    batch = next(
+        r
+        for r in out["compare"]
+        if r["input"] == "scaling.batch_tokens_2024" and r["target"] == "data_movement_hit_year"
+    )
+    assert batch["kind"] == "posterior" and batch["total_prior"] is not None

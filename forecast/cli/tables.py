@@ -249,11 +249,18 @@ def backtest_table(rows: list[dict], header_line: str) -> str:
     return "\n".join([header_line, *render(header, body, right=(0, 2, 3, 4, 5, 6, 7, 8))])
 
 
+_BASIS_TEXT = {
+    "posterior": "fitted inputs from the forecast's posterior",
+    "prior": "every input from its prior",
+}
+
+
 def analysis_summary(analysis: Any) -> str:
     """``wallcast analyse``: the largest driver per target and the backtest's 80% coverage
     (``analysis`` is a :class:`forecast.analysis.Analysis`)."""
     lines = [
-        f"Sensitivity: Sobol total-order indices, N = {analysis.samples} "
+        f"Sensitivity: Sobol total-order indices ({_BASIS_TEXT[analysis.sensitivity.basis]}), "
+        f"N = {analysis.samples} "
         f"({analysis.sensitivity_evaluations} evaluations, {analysis.sensitivity_seconds:.0f} s); "
         "largest per target:"
     ]
