@@ -355,13 +355,14 @@ def posterior_basis(
 ) -> Basis:
     """Fitted inputs from the forecast's posterior draws, the rest from ``prior_set``.
 
-    Fitted inputs: every key of :data:`FITTED_INPUTS` whose posterior variable the forecast has,
-    and (``trends``) the trend keys (hardware growth from ``slope``, frontier growth and 2024
-    level from ``frontier_slope`` / ``frontier_intercept``).  ``overridden``: keys a scenario
-    overlay sets; they keep the overlay's distribution (kind ``"scenario"``).  A fitted key
-    whose variable is missing (a forecast made before the joint model) keeps its prior, with a
-    note.  The sources of fitted keys cite the law, table and rows of the forecast's
-    ``input_provenance`` (``scenario``'s entry).
+    Fitted inputs: the keys of :data:`FITTED_INPUTS` that the forecast propagated from its
+    posterior (kind ``"fitted"`` in its ``input_provenance`` for ``scenario``, default the
+    baseline; without that attribute: a key whose prior is not a fixed value), and
+    (``trends``) the trend keys (hardware growth from ``slope``, frontier growth and 2024 level
+    from ``frontier_slope`` / ``frontier_intercept``).  ``overridden``: keys a scenario overlay
+    sets; they keep the overlay's distribution (kind ``"scenario"``).  A fitted key whose
+    variable is missing (a forecast made before the joint model) keeps its prior, with a note.
+    The sources of fitted keys cite the law, table and rows of the provenance.
     """
     from forecast.priors.posterior import normal_scores_correlation, posterior_prior
 
@@ -374,10 +375,17 @@ def posterior_basis(
     missing: list[str] = []
     candidates: dict[str, tuple[np.ndarray, str, str]] = {}
     for key, fit in FITTED_INPUTS.items():
+        if key not in priors or key in overridden:
+            continue
+        recorded = provenance.get(key, {}).get("kind")
+        if recorded is not None and recorded != "fitted":
+            continue  # the forecast propagated this key's prior, fixed value or scenario
+        if recorded is None and priors[key].is_point:
+            continue  # a fixed value is not fitted (forecast.provenance's rule)
         if fit.variable in post:
             draws = post[fit.variable].values.ravel()
             candidates[key] = (draws, fit.law, _fitted_source(key, provenance))
-        elif key in priors and key not in overridden:
+        else:
             missing.append(fit.variable)
     if trends:
         candidates.update(_trend_draws(post))

@@ -9,7 +9,7 @@ import pytest
 import xarray as xr
 from scipy import special, stats
 
-from forecast.priors import load_priors
+from forecast.priors import load_priors, loads
 from forecast.priors.posterior import normal_scores_correlation, posterior_prior
 from forecast.priors.registry import FITTED_INPUTS
 from forecast.sensitivity import (
@@ -34,9 +34,30 @@ def _pair(rng, n, loc, scale, rho):
     return loc[0] + scale[0] * z[0], loc[1] + scale[1] * z[1]
 
 
-def fixture_tree(*, fitted: bool = True, chains: int = 2, draws: int = 500) -> xr.DataTree:
-    """A small synthetic forecast tree with the shared interface's posterior variables."""
+ROWS = {"depth": 88, "batch": 54, "utilization": 9, "domain": 6}
+
+
+def fixture_tree(
+    *, fitted: bool = True, kinds: dict[str, str] | None = None, chains: int = 2, draws: int = 500
+) -> xr.DataTree:
+    """A small synthetic forecast tree with the shared interface's posterior variables and an
+    ``input_provenance`` that says every fitted key was fitted (``kinds``: other kinds)."""
     from forecast.paths import default_priors_path
+
+    provenance = {}
+    for key, fit in FITTED_INPUTS.items():
+        kind = (kinds or {}).get(key, "fitted" if fitted else "prior")
+        provenance[key] = (
+            {
+                "kind": kind,
+                "law": fit.law,
+                "table": f"data/{fit.table}",
+                "rows": ROWS[fit.law],
+                "prior_source": "[sevilla2024-2030]",
+            }
+            if kind == "fitted"
+            else {"kind": kind, "source": "a prior file"}
+        )
 
     rng = np.random.default_rng(12)
     n = chains * draws
@@ -80,19 +101,7 @@ def fixture_tree(*, fitted: bool = True, chains: int = 2, draws: int = 500) -> x
         id="fixture",
         priors_text=default_priors_path().read_text(),
         priors_name="baseline",
-        input_provenance=json.dumps(
-            {
-                "baseline": {
-                    "scaling.batch_tokens_2024": {
-                        "kind": "fitted",
-                        "law": "batch",
-                        "table": "data/model_shapes.csv",
-                        "rows": 54,
-                        "prior_source": "[sevilla2024-2030]",
-                    }
-                }
-            }
-        ),
+        input_provenance=json.dumps({"baseline": provenance}),
     )
     return tree
 
@@ -209,8 +218,28 @@ def test_scenario_overlay_keeps_its_distribution(baseline):
     assert "batch" not in basis.groups or all(k not in overlay for k in basis.groups["batch"][0])
 
 
+def test_fixed_in_the_forecast_means_not_fitted(baseline):
+    tree = fixture_tree(kinds={"scaling.batch_exponent": "fixed"})
+    basis = posterior_basis(tree, baseline)
+    assert basis.kinds["scaling.batch_exponent"] == "prior"
+    assert basis.kinds["scaling.batch_tokens_2024"] == "posterior"
+    assert "batch" not in basis.groups  # one fitted input left: nothing to correlate
+    # without a provenance attribute, a fixed value in the priors is not fitted either
+    del tree.attrs["input_provenance"]
+    fixed = baseline.overlay(
+        loads(
+            '[scaling.batch_exponent]\nvalue = 0.36\nsource = "test"\n', "fixed.toml", overlay=True
+        )
+    )
+    basis = posterior_basis(tree, fixed)
+    assert basis.kinds["scaling.batch_exponent"] == "prior" and not basis.notes
+    assert basis.kinds["scaling.batch_tokens_2024"] == "posterior"
+
+
 def test_old_forecast_falls_back_to_the_priors_with_a_note(baseline):
-    basis = posterior_basis(fixture_tree(fitted=False), baseline)
+    tree = fixture_tree(fitted=False)
+    del tree.attrs["input_provenance"]  # made before the joint model: no provenance either
+    basis = posterior_basis(tree, baseline)
     assert len(basis.notes) == 1 and "batch_tokens_2024" in basis.notes[0]
     assert "made before the joint model" in basis.notes[0]
     for key in FITTED_INPUTS:
@@ -239,17 +268,24 @@ def _expected_total(prior_set):
 
 
 def test_a_narrow_posterior_lowers_that_inputs_total_index(baseline):
-    keys = ["scaling.batch_tokens_2024", "frontier.compute_growth_per_year"]
+    # the run length (90 days) is a fixed value: a column of its own gets indices of exactly 0
+    keys = [
+        "scaling.batch_tokens_2024",
+        "frontier.compute_growth_per_year",
+        "training.duration_days",
+    ]
     tree = fixture_tree()
     before = run_sensitivity(prior_basis(baseline), {}, n=1024, keys=keys, model=_additive)
     after = run_sensitivity(posterior_basis(tree, baseline), {}, n=1024, keys=keys, model=_additive)
     t_before, t_after = before.indices["total"][0, 0], after.indices["total"][0, 0]
+    for res in (before, after):
+        assert res.indices["total"][0, 2] == 0.0 and res.indices["first_order"][0, 2] == 0.0
     # prior: batch 0.52 dex vs growth 0.077 dex/yr (x2): the batch has ~92 % of the variance
     assert t_before == pytest.approx(_expected_total(baseline), abs=0.03)
     assert t_before > 0.85
     # posterior: batch 0.02 dex vs growth 0.02 dex/yr (x2): 20 %
     assert t_after == pytest.approx(0.2, abs=0.05)
-    assert after.input_kind == ["posterior", "posterior"] and after.basis == "posterior"
+    assert after.input_kind == ["posterior", "posterior", "prior"] and after.basis == "posterior"
     ds_after, ds_before = sensitivity_dataset(after), sensitivity_dataset(before)
     assert ds_after.attrs["sensitivity_basis"] == "posterior"
     assert str(ds_after["input_kind"].sel(input=keys[0]).values) == "posterior"
@@ -321,10 +357,7 @@ def test_wall_model_on_a_posterior_forecast_stores_both_bases(tmp_path):
     assert run.basis == "posterior" and run.stored_in == path and not run.notes
     post, prior = run.dataset, run.prior_dataset
     assert list(post["input"].values) == list(prior["input"].values)
-    # layers_at_reference is a point mass in the baseline priors: index exactly 0 there
-    lref = "scaling.layers_at_reference"
-    assert lref in post["input"].values
-    np.testing.assert_array_equal(prior["total"].sel(input=lref).values, 0.0)
+    assert "scaling.layers_at_reference" in post["input"].values  # the depth level is fitted
     kinds = dict(zip(post["input"].values, post["input_kind"].values, strict=True))
     assert kinds["scaling.batch_tokens_2024"] == "posterior"
     assert kinds["latency.kernel_us"] == "prior"
