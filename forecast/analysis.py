@@ -125,7 +125,7 @@ def sensitivity(
     if path is not None and store:
         stored = sens.add_sensitivity(path, ds)
         if prior_ds is not None:
-            sens.add_sensitivity(path, prior_ds)
+            sens.add_sensitivity(path, prior_ds, sens.BASIS_GROUPS["prior"])
     return SensitivityRun(
         result,
         ds,
@@ -278,11 +278,11 @@ def analyse(
         progress=lambda m: progress(f"backtest: {m}"),
     )
     from forecast.backtest import add_backtest
-    from forecast.sensitivity import add_sensitivity
+    from forecast.sensitivity import BASIS_GROUPS, add_sensitivity
 
     add_sensitivity(path, sens_run.dataset)
     if sens_run.prior_dataset is not None:
-        add_sensitivity(path, sens_run.prior_dataset)
+        add_sensitivity(path, sens_run.prior_dataset, BASIS_GROUPS["prior"])
     add_backtest(path, bt_run.dataset)
     progress(f"stored groups 'sensitivity' and 'backtest' in {path}")
     out = Analysis(path, samples, backtest_draws, sens_run, bt_run)

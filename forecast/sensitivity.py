@@ -771,16 +771,14 @@ def comparison_rows(posterior: xr.Dataset, prior: xr.Dataset) -> list[dict[str, 
 
 
 def add_sensitivity(
-    forecast_path: str | Path, result: SensitivityResult | xr.Dataset, group: str | None = None
+    forecast_path: str | Path,
+    result: SensitivityResult | xr.Dataset,
+    group: str = BASIS_GROUPS["posterior"],
 ) -> Path:
-    """Store sensitivity results as a group of a forecast file (atomic replace).
-
-    ``group`` defaults to the basis's group (:data:`BASIS_GROUPS`): ``sensitivity`` for the
-    posterior basis, ``sensitivity_prior`` for the priors-only one.
-    """
+    """Store sensitivity results as a group of a forecast file (atomic replace): ``sensitivity``
+    (the forecast's own analysis), or ``sensitivity_prior`` for the priors-only comparison
+    (:data:`BASIS_GROUPS`)."""
     ds = result if isinstance(result, xr.Dataset) else sensitivity_dataset(result)
-    if group is None:
-        group = BASIS_GROUPS.get(str(ds.attrs.get("sensitivity_basis", "posterior")), "sensitivity")
     return add_group(forecast_path, group, ds)
 
 

@@ -330,7 +330,7 @@ def test_stored_groups_by_basis(tmp_path, baseline):
     fixture_tree().to_netcdf(path, engine="h5netcdf")
     for basis in (prior_basis(baseline), posterior_basis(fixture_tree(), baseline)):
         res = run_sensitivity(basis, {}, n=64, keys=keys, model=_additive, n_bootstrap=10)
-        add_sensitivity(path, res)
+        add_sensitivity(path, res, BASIS_GROUPS[res.basis])
     tree = xr.open_datatree(path, engine="h5netcdf")
     assert set(BASIS_GROUPS.values()) <= set(tree.children)
     assert tree["sensitivity"].attrs["sensitivity_basis"] == "posterior"
