@@ -294,6 +294,13 @@ def test_a_narrow_posterior_lowers_that_inputs_total_index(baseline):
     assert batch["total_prior"] == pytest.approx(t_before)
     assert batch["total_posterior"] == pytest.approx(t_after)
     assert batch["rank_prior"] == 1 and batch["rank_posterior"] == 2
+    from forecast.cli.tables import comparison_table
+
+    table = comparison_table(rows, top=2)
+    line = next(x for x in table.splitlines() if keys[0] in x)
+    assert line.split()[:2] == ["1", "2"] and "posterior" in line  # rank before, after
+    assert f"{t_before:.2f}" in line and f"{t_after:.2f}" in line
+    assert "training.duration_days" not in table  # only the top 2 of the posterior ranking
 
 
 def test_full_index_of_the_first_input_of_a_correlated_law(baseline):
