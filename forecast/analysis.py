@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from forecast import paths, storage
+from forecast.constants import SENSITIVITY_SAMPLES
 
 Progress = Callable[[str], None]
 
-DEFAULT_SAMPLES = 1024
+DEFAULT_SAMPLES = SENSITIVITY_SAMPLES
 DEFAULT_BACKTEST_DRAWS = 500
 
 
@@ -38,24 +39,20 @@ def forecast_data_dir(attrs: dict[str, Any]) -> Path:
     return paths.data_dir()
 
 
-def _forecast_inputs(path: Path) -> tuple[Any, dict[str, float], dict[str, Any]]:
-    """(base PriorSet, posterior anchors, root attrs) of a published forecast."""
-    from forecast import sensitivity as sens
-
-    with storage.open_forecast(path) as tree:
-        return sens._forecast_priors(tree), sens.forecast_anchors(tree), dict(tree.attrs)
-
-
-# ----------------------------------------------------------------------------- sensitivity
-
-
 @dataclass
 class SensitivityRun:
-    result: Any  # forecast.sensitivity.SensitivityResult
+    result: Any  # forecast.sensitivity.SensitivityResult of the forecast's basis
     dataset: Any  # xarray.Dataset (group 'sensitivity')
-    prior_set: Any
+    prior_set: Any  # the priors (with the scenario overlay) the inputs not fitted come from
     stored_in: Path | None
     seconds: float
+    prior_result: Any = None  # the priors-only comparison (``compare_prior``), else None
+    prior_dataset: Any = None  # its xarray.Dataset (group 'sensitivity_prior')
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def basis(self) -> str:
+        return str(self.result.basis)
 
 
 def sensitivity(
@@ -66,43 +63,79 @@ def sensitivity(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     wall_year_step: int | None = None,
+    compare_prior: bool = False,
     store: bool = True,
     progress: Progress = _quiet,
 ) -> SensitivityRun:
     """Sobol indices of the hit years and FLOP.
 
-    With a ``forecast``: anchor the 2024 hardware levels on its posterior, use its priors (unless
-    ``priors`` is given) and, with ``store``, write the group ``sensitivity`` into it.  Without:
-    anchor on the data and use ``priors`` (default: the baseline file).  ``scenario``: an overlay
-    name or path on top.
+    With a ``forecast``: anchor the 2024 hardware levels on its posterior, draw the inputs it
+    fitted from its posterior (:func:`forecast.sensitivity.posterior_basis`) and the rest from
+    its priors (or ``priors``) and, with ``store``, write the group ``sensitivity`` into it.
+    ``compare_prior``: also run the priors-only basis with the same inputs, N and seed (the
+    "before"; group ``sensitivity_prior``).  Without a forecast: anchor on the data and draw
+    every input from ``priors`` (default: the baseline file).  ``scenario``: an overlay name
+    or path on top; the keys it sets keep its distribution.
     """
     from forecast import pipeline
     from forecast import sensitivity as sens
     from forecast.priors import load_overlay, load_priors
 
     start = time.perf_counter()
-    path = None
-    if forecast is not None:
-        path = storage.resolve_forecast_path(forecast)
-        prior_set, anchors, _ = _forecast_inputs(path)
-        if priors is not None:
-            prior_set = load_priors(priors)
+    path = None if forecast is None else storage.resolve_forecast_path(forecast)
+    overlay = None if not scenario else load_overlay(pipeline.scenario_path(scenario))
+    overridden = () if overlay is None else tuple(overlay.keys())
+    if path is not None:
+        with storage.open_forecast(path) as tree:
+            prior_set = sens._forecast_priors(tree) if priors is None else load_priors(priors)
+            if overlay is not None:
+                prior_set = prior_set.overlay(overlay)
+            anchors = sens.forecast_anchors(tree)
+            basis = sens.posterior_basis(
+                tree,
+                prior_set,
+                overridden=overridden,
+                scenario=Path(scenario).stem if scenario else None,
+            )
     else:
         from forecast.hardware import load_hardware
 
         prior_set = load_priors(paths.default_priors_path() if priors is None else priors)
         anchors = sens.data_anchors(load_hardware(), prior_set)
-    if scenario:
-        prior_set = prior_set.overlay(load_overlay(pipeline.scenario_path(scenario)))
+        if overlay is not None:
+            prior_set = prior_set.overlay(overlay)
+        basis = sens.prior_basis(prior_set, overridden)
+    for note in basis.notes:
+        progress(f"note: {note}")
+    prior_basis = sens.prior_basis(prior_set, overridden) if compare_prior else None
+    keys = sens.input_keys(basis.prior_set)
+    if prior_basis is not None:
+        keys = sens.input_keys(basis.prior_set, prior_basis.prior_set)
     kwargs = {} if wall_year_step is None else {"wall_year_step": wall_year_step}
-    result = sens.run_sensitivity(
-        prior_set, anchors, n=samples, seed=seed, progress=progress, **kwargs
-    )
+    common = dict(n=samples, seed=seed, keys=keys, progress=progress, **kwargs)
+    progress(f"basis {basis.name}: {sens.basis_summary(basis, keys)}")
+    result = sens.run_sensitivity(basis, anchors, **common)
     ds = sens.sensitivity_dataset(result)
+    prior_result = prior_ds = None
+    if prior_basis is not None and basis.name != "prior":
+        progress("basis prior (the comparison): every input from its prior")
+        prior_result = sens.run_sensitivity(prior_basis, anchors, **common)
+        prior_ds = sens.sensitivity_dataset(prior_result)
     stored = None
     if path is not None and store:
         stored = sens.add_sensitivity(path, ds)
-    return SensitivityRun(result, ds, prior_set, stored, time.perf_counter() - start)
+        if prior_ds is not None:
+            sens.add_sensitivity(path, prior_ds, sens.BASIS_GROUPS["prior"])
+    return SensitivityRun(
+        result,
+        ds,
+        prior_set,
+        stored,
+        time.perf_counter() - start,
+        prior_result,
+        prior_ds,
+        list(basis.notes),
+    )
 
 
 # ----------------------------------------------------------------------------- backtest
@@ -219,16 +252,22 @@ def analyse(
     *,
     samples: int = DEFAULT_SAMPLES,
     backtest_draws: int = DEFAULT_BACKTEST_DRAWS,
+    compare_prior: bool = False,
     reports: bool = True,
     progress: Progress = _quiet,
 ) -> Analysis:
     """Sensitivity and backtest of a published forecast (default: ``latest``), both stored as
-    groups of its file; then its report and deck are regenerated (``reports``)."""
+    groups of its file; then its report and deck are regenerated (``reports``).
+    ``compare_prior``: also the priors-only sensitivity (group ``sensitivity_prior``)."""
     path = storage.resolve_forecast_path(forecast)
     progress(f"analysing {path}")
     progress(f"sensitivity: Sobol indices, N = {samples} base samples")
     sens_run = sensitivity(
-        path, samples=samples, store=False, progress=lambda m: progress(f"sensitivity: {m}")
+        path,
+        samples=samples,
+        compare_prior=compare_prior,
+        store=False,
+        progress=lambda m: progress(f"sensitivity: {m}"),
     )
     progress(f"backtest: refitting the hardware trends ({backtest_draws} draws per chain)")
     bt_run = backtest(
@@ -239,9 +278,11 @@ def analyse(
         progress=lambda m: progress(f"backtest: {m}"),
     )
     from forecast.backtest import add_backtest
-    from forecast.sensitivity import add_sensitivity
+    from forecast.sensitivity import BASIS_GROUPS, add_sensitivity
 
     add_sensitivity(path, sens_run.dataset)
+    if sens_run.prior_dataset is not None:
+        add_sensitivity(path, sens_run.prior_dataset, BASIS_GROUPS["prior"])
     add_backtest(path, bt_run.dataset)
     progress(f"stored groups 'sensitivity' and 'backtest' in {path}")
     out = Analysis(path, samples, backtest_draws, sens_run, bt_run)

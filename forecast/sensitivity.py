@@ -7,53 +7,93 @@ Two layers, as elsewhere in the project:
   :func:`sobol_indices` turns the model outputs on them into first-order and total indices with
   the Saltelli et al. (2010) first-order estimator and Jansen's (1999) total-order estimator,
   plus bootstrap confidence intervals (resampling the N base rows).
-* **Model** (:func:`run_sensitivity`): the inputs are every prior of the scenario that the
-  propagation uses and that is not a point mass, plus the trend slopes (hardware growth rates and
-  frontier-compute growth) and the 2024 frontier compute, all sampled from their *priors*
-  (the 2024 hardware levels are held at the forecast's posterior medians, or at a data anchor
-  when no forecast is given).  The targets are the hit year and the hit FLOP (log10) of each
-  wall.  One vectorized propagation (:func:`forecast.propagate.propagate`, walls every
-  ``wall_year_step`` years and interpolated in between) evaluates A, B, every AB_i and the
-  tornado points together.
+* **Model** (:func:`run_sensitivity`): the inputs are every propagated input of the scenario
+  that is not a point mass, plus the trend slopes (hardware growth rates and frontier-compute
+  growth) and the 2024 frontier compute (the 2024 hardware levels are held at the forecast's
+  posterior medians, or at a data anchor when no forecast is given).  The targets are the hit
+  year and the hit FLOP (log10) of each wall.  One vectorized propagation
+  (:func:`forecast.propagate.propagate`, walls every ``wall_year_step`` years and interpolated
+  in between) evaluates A, B, every AB_i and the tornado points together.
+
+Two **bases** say where the inputs are drawn from (:class:`Basis`):
+
+* ``posterior`` (:func:`posterior_basis`, the default for a forecast): every input the forecast
+  fitted (the laws of :data:`forecast.priors.registry.FITTED_INPUTS` and the trends) from its
+  posterior draws, as a quantile prior through p01..p99
+  (:func:`forecast.priors.posterior.posterior_prior`); the rest from its prior.  The parameters
+  of one law are correlated in the posterior (a level and an exponent); Sobol indices assume
+  independent inputs, so each law's inputs are drawn jointly through a Gaussian copula with
+  the draws' normal-scores correlation, by a Cholesky (Rosenblatt) transform of independent
+  uniforms in the law's order.  The first input of a law then gets its *full* index (its
+  effect with the law's other inputs following it along the correlation), the later ones their
+  *independent* index (the effect of the part not explained by the earlier ones), after
+  Mara, Tarantola & Annoni (2015).  A forecast without the posterior variables (made before
+  the joint model) falls back to the priors, with a note;
+* ``prior`` (:func:`prior_basis`): every input independently from its prior (what the analysis
+  did before the joint model; the "before" of a before -> after comparison).
 
 Never-hit draws: a wall not reached by the last year (2045) has hit year +inf; for the
 variance-based indices the year is capped at ``last year + 1`` (2046) and the hit FLOP at the
 frontier trend's log10 FLOP in that year.  The share of capped draws is stored per target.
 
-Tornado (one at a time): every input at its prior median; each input in turn at its 10th and
-90th percentile; the target value there (with all other inputs at their medians the model is
-deterministic, so "the median target" is that single value).
+Tornado (one at a time): every input at its median; each input in turn at its 10th and 90th
+percentile (a later input of a correlated law: its conditional percentile given the earlier ones
+at their medians; an earlier one moves the later ones along); the target value there (with all
+other inputs at their medians the model is deterministic, so "the median target" is that single
+value).
 
 The result is an :class:`xarray.Dataset` with dims ``target`` and ``input``
-(:func:`sensitivity_dataset`), stored in a forecast file as group ``sensitivity`` by
-:func:`add_sensitivity` (via :func:`forecast.storage.add_group`, shared with the backtest).
+(:func:`sensitivity_dataset`), stored in a forecast file by :func:`add_sensitivity` (via
+:func:`forecast.storage.add_group`, shared with the backtest): group ``sensitivity`` for the
+forecast's own basis, ``sensitivity_prior`` for the priors-only comparison
+(:data:`BASIS_GROUPS`).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xarray as xr
+from scipy import special
 
-from forecast.constants import DEFAULT_WALL_YEAR_STEP, REFERENCE_YEAR
+from forecast.constants import (
+    REFERENCE_YEAR,
+    SENSITIVITY_SAMPLES,
+    SENSITIVITY_WALL_YEAR_STEP,
+)
 from forecast.paths import default_priors_path
-from forecast.priors.registry import TREND_SAMPLED_KEYS
+from forecast.priors.registry import (
+    FITTED_INPUTS,
+    FRONTIER_SERIES,
+    PARAMETERS,
+    TREND_SAMPLED_KEYS,
+    growth_key,
+    level_key,
+)
 from forecast.storage import add_group
 
 __all__ = [
+    "BASES",
+    "BASIS_GROUPS",
     "DEFAULT_SAMPLES",
     "DEFAULT_WALL_YEAR_STEP",
+    "Basis",
     "SensitivityResult",
     "TARGETS",
     "add_sensitivity",
+    "basis_summary",
+    "comparison_rows",
     "data_anchors",
     "forecast_anchors",
     "input_keys",
+    "posterior_basis",
+    "prior_basis",
     "ranking_rows",
     "run_sensitivity",
     "saltelli_design",
@@ -61,8 +101,18 @@ __all__ = [
     "sobol_indices",
 ]
 
-DEFAULT_SAMPLES = 1024
-"""Base samples N of the CLI: N * (k + 2) model evaluations (k = number of inputs)."""
+DEFAULT_SAMPLES = SENSITIVITY_SAMPLES
+"""Base samples N of ``wallcast sensitivity`` and ``analyse``: N * (k + 2) + 2k + 1 model
+evaluations (k = number of inputs); ``--samples 1024`` for intervals half as wide."""
+
+DEFAULT_WALL_YEAR_STEP = SENSITIVITY_WALL_YEAR_STEP
+"""Walls every this many years (and the last year), interpolated in between."""
+
+BASES: tuple[str, ...] = ("posterior", "prior")
+"""Where the inputs are drawn from: the forecast's posterior where fitted, or the priors only."""
+
+BASIS_GROUPS: dict[str, str] = {"posterior": "sensitivity", "prior": "sensitivity_prior"}
+"""The forecast-file group that holds the indices of each basis."""
 
 DEFAULT_BOOTSTRAP = 300
 
@@ -190,13 +240,199 @@ def sobol_indices(
 # ============================================================================================
 
 
-def input_keys(prior_set: Any) -> list[str]:
-    """Uncertain inputs: propagated priors that are not point masses, then the trend priors."""
+def input_keys(*prior_sets: Any) -> list[str]:
+    """Uncertain inputs: the propagated keys, then the trend keys, that are not a point mass in
+    at least one of ``prior_sets`` (several: the union, for comparing bases on one design)."""
     from forecast.propagate import PROPAGATED_KEYS
 
-    keys = [k for k in PROPAGATED_KEYS if k in prior_set and not prior_set[k].is_point]
-    keys += [k for k in TREND_KEYS if k in prior_set and not prior_set[k].is_point]
-    return keys
+    def uncertain(key: str) -> bool:
+        return any(key in ps and not ps[key].is_point for ps in prior_sets)
+
+    return [k for k in (*PROPAGATED_KEYS, *TREND_KEYS) if uncertain(k)]
+
+
+def basis_summary(basis: Basis, keys: Sequence[str]) -> str:
+    """One line: how many of ``keys`` come from the posterior, and the correlated laws."""
+    kinds = [basis.kinds.get(k, "prior") for k in keys]
+    parts = [f"{len(keys)} inputs", f"{kinds.count('posterior')} from the posterior"]
+    if kinds.count("scenario"):
+        parts.append(f"{kinds.count('scenario')} from the scenario")
+    parts.append(f"{kinds.count('prior')} from their priors")
+    text = ", ".join(parts)
+    corr = [
+        f"{g} ({', '.join(f'{c:+.2f}' for c in m[np.triu_indices(len(k), 1)])})"
+        for g, (k, m) in basis.groups.items()
+    ]
+    if corr:
+        text += "; drawn jointly (normal-scores correlation): " + ", ".join(corr)
+    return text
+
+
+@dataclass(frozen=True)
+class Basis:
+    """Where the inputs of a sensitivity analysis are drawn from.
+
+    ``prior_set``: each input's marginal distribution (for a fitted input, its posterior as a
+    quantile prior).  ``kinds`` / ``sources``: per key, ``"prior"``, ``"posterior"`` or
+    ``"scenario"`` (an overlay replaced the fitted posterior) and the distribution's source text.
+    ``groups``: per correlated law, its keys in sampling order and the normal-scores correlation
+    matrix of their posterior draws (see the module docstring).  ``notes``: fallbacks to say.
+    """
+
+    name: str
+    prior_set: Any
+    kinds: dict[str, str]
+    sources: dict[str, str]
+    groups: dict[str, tuple[tuple[str, ...], np.ndarray]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def group_of(self, key: str) -> str:
+        return next((g for g, (keys, _) in self.groups.items() if key in keys), "")
+
+
+def prior_basis(prior_set: Any, overridden: Sequence[str] = ()) -> Basis:
+    """Every input independently from its prior (``overridden``: keys a scenario overlay set)."""
+    kinds = {k: ("scenario" if k in overridden else "prior") for k in prior_set}
+    sources = {k: prior_set[k].source for k in prior_set}
+    return Basis("prior", prior_set, kinds, sources)
+
+
+def _provenance(tree: xr.DataTree, scenario: str | None) -> dict[str, dict[str, Any]]:
+    """The forecast's ``input_provenance`` entries of ``scenario`` (default: the first)."""
+    try:
+        prov = json.loads(str(tree.attrs.get("input_provenance") or "{}"))
+    except ValueError:
+        return {}
+    if not isinstance(prov, dict) or not prov:
+        return {}
+    entry = (
+        prov.get(scenario) if scenario in prov else prov.get("baseline", next(iter(prov.values())))
+    )
+    return entry if isinstance(entry, dict) else {}
+
+
+def _fitted_source(key: str, provenance: Mapping[str, Any]) -> str:
+    fit = FITTED_INPUTS[key]
+    entry = provenance.get(key, {})
+    table = str(entry.get("table") or f"data/{fit.table}")
+    rows = entry.get("rows")
+    rows_text = f"{int(rows)} rows of " if isinstance(rows, (int, float)) else ""
+    return f"posterior of the {fit.law} law fitted to {rows_text}{table}"
+
+
+def _trend_draws(post: xr.Dataset) -> dict[str, tuple[np.ndarray, str, str]]:
+    """Trend keys with posterior draws in ``post``: key -> (draws in the key's unit, group, source)."""
+    out: dict[str, tuple[np.ndarray, str, str]] = {}
+    if "slope" in post and "metric" in post["slope"].dims:
+        for metric in post["slope"]["metric"].values:
+            try:
+                key = growth_key(str(metric))
+            except KeyError:
+                continue
+            draws = 10.0 ** post["slope"].sel(metric=metric).values.ravel()
+            out[key] = (
+                draws,
+                f"trend:{metric}",
+                "posterior of the hardware trend fitted to data/hardware.csv",
+            )
+    source = "posterior of the frontier-compute trend fitted to data/frontier_runs.csv"
+    if "frontier_slope" in post:
+        draws = 10.0 ** post["frontier_slope"].values.ravel()
+        out[growth_key(FRONTIER_SERIES)] = (draws, FRONTIER_SERIES, source)
+    if "frontier_intercept" in post:
+        draws = 10.0 ** post["frontier_intercept"].values.ravel()
+        out[level_key(FRONTIER_SERIES)] = (draws, FRONTIER_SERIES, source)
+    return out
+
+
+def posterior_basis(
+    tree: xr.DataTree,
+    prior_set: Any,
+    *,
+    overridden: Sequence[str] = (),
+    scenario: str | None = None,
+    trends: bool = True,
+) -> Basis:
+    """Fitted inputs from the forecast's posterior draws, the rest from ``prior_set``.
+
+    Fitted inputs: the keys of :data:`FITTED_INPUTS` that the forecast propagated from its
+    posterior (kind ``"fitted"`` in its ``input_provenance`` for ``scenario``, default the
+    baseline; without that attribute: a key whose prior is not a fixed value), and
+    (``trends``) the trend keys (hardware growth from ``slope``, frontier growth and 2024 level
+    from ``frontier_slope`` / ``frontier_intercept``).  ``overridden``: keys a scenario overlay
+    sets; they keep the overlay's distribution (kind ``"scenario"``).  A fitted key whose
+    variable is missing (a forecast made before the joint model) keeps its prior, with a note.
+    The sources of fitted keys cite the law, table and rows of the provenance.
+    """
+    from forecast.priors.posterior import normal_scores_correlation, posterior_prior
+
+    post = tree["posterior"].to_dataset() if "posterior" in tree.children else xr.Dataset()
+    provenance = _provenance(tree, scenario)
+    priors = dict(prior_set.priors)
+    kinds = {k: ("scenario" if k in overridden else "prior") for k in priors}
+    sources = {k: priors[k].source for k in priors}
+    members: dict[str, list[tuple[str, np.ndarray]]] = {}
+    missing: list[str] = []
+    candidates: dict[str, tuple[np.ndarray, str, str]] = {}
+    for key, fit in FITTED_INPUTS.items():
+        if key not in priors or key in overridden:
+            continue
+        recorded = provenance.get(key, {}).get("kind")
+        if recorded is not None and recorded != "fitted":
+            continue  # the forecast propagated this key's prior, fixed value or scenario
+        if recorded is None and priors[key].is_point:
+            continue  # a fixed value is not fitted (forecast.provenance's rule)
+        if fit.variable in post:
+            draws = post[fit.variable].values.ravel()
+            candidates[key] = (draws, fit.law, _fitted_source(key, provenance))
+        else:
+            missing.append(fit.variable)
+    if trends:
+        candidates.update(_trend_draws(post))
+    for key, (draws, group, source) in candidates.items():
+        if key in overridden or key not in PARAMETERS:
+            continue
+        priors[key] = posterior_prior(key, draws, source)
+        kinds[key], sources[key] = "posterior", source
+        members.setdefault(group, []).append((key, draws))
+    groups: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
+    for group, items in members.items():
+        if len(items) < 2:
+            continue
+        keys = tuple(k for k, _ in items)
+        corr = normal_scores_correlation({k: d for k, d in items})
+        groups[group] = (keys, corr)
+    notes = ()
+    if missing:
+        notes = (
+            f"this forecast has no posterior of {', '.join(missing)} (made before the joint "
+            "model): those inputs are sampled from their priors",
+        )
+    ordered = {k: priors[k] for k in prior_set}
+    ordered.update({k: v for k, v in priors.items() if k not in ordered})
+    return Basis("posterior", replace(prior_set, priors=ordered), kinds, sources, groups, notes)
+
+
+def _correlate(u: np.ndarray, keys: Sequence[str], basis: Basis | None) -> np.ndarray:
+    """Map independent uniforms to uniforms with each group's Gaussian-copula correlation.
+
+    For a group (k_1, ..., k_m) with correlation R = L L^T (Cholesky): z = Phi^-1(u) of its
+    columns becomes L z, so k_1 follows its own uniform and k_j its conditional distribution
+    given k_1..k_{j-1} (a Rosenblatt transform of the Gaussian copula).
+    """
+    if basis is None or not basis.groups:
+        return u
+    out = u.copy()
+    for group_keys, corr in basis.groups.values():
+        cols = [keys.index(k) for k in group_keys if k in keys]
+        if len(cols) < 2:
+            continue
+        idx = [group_keys.index(keys[c]) for c in cols]
+        lower = np.linalg.cholesky(corr[np.ix_(idx, idx)] + 1e-12 * np.eye(len(idx)))
+        z = special.ndtri(u[:, cols]) @ lower.T
+        # the first input keeps its own uniform exactly (row 0 of L is (1, 0, ...))
+        out[:, cols[1:]] = np.clip(special.ndtr(z[:, 1:]), 1e-12, 1.0 - 1e-12)
+    return out
 
 
 def forecast_anchors(tree: xr.DataTree) -> dict[str, float]:
@@ -281,14 +517,20 @@ class SensitivityResult:
     baseline: np.ndarray  # (target,): every input at its median
     capped_fraction: np.ndarray  # (target,): share of never-hit draws capped
     variance: np.ndarray  # (target,)
-    input_p10: np.ndarray
+    input_p10: np.ndarray  # (input,): the input's value at the tornado's low point
     input_p50: np.ndarray
     input_p90: np.ndarray
     settings: dict[str, Any] = field(default_factory=dict)
+    basis: str = "prior"
+    input_kind: list[str] = field(default_factory=list)  # prior | posterior | scenario
+    input_source: list[str] = field(default_factory=list)
+    input_group: list[str] = field(default_factory=list)  # correlated law, "" when alone
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)  # keys, correlation
+    notes: list[str] = field(default_factory=list)
 
 
 def run_sensitivity(
-    prior_set: Any,
+    inputs: Basis | Any,
     anchors: Mapping[str, float],
     *,
     n: int = DEFAULT_SAMPLES,
@@ -298,12 +540,19 @@ def run_sensitivity(
     n_bootstrap: int = DEFAULT_BOOTSTRAP,
     keys: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    model: Callable[..., tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] | None = None,
 ) -> SensitivityResult:
     """Sobol indices and tornado of every target with respect to every uncertain input.
 
-    ``anchors``: 2024 log10 level of each hardware metric (:func:`forecast_anchors` or
-    :func:`data_anchors`).  ``n`` base samples cost ``n * (k + 2) + 2k + 1`` propagations.
+    ``inputs``: a :class:`Basis` (:func:`posterior_basis`, :func:`prior_basis`) or a PriorSet
+    (its priors, independent).  ``anchors``: 2024 log10 level of each hardware metric
+    (:func:`forecast_anchors` or :func:`data_anchors`).  ``keys``: the inputs (default: the
+    basis's uncertain ones, :func:`input_keys`); a point mass among them gets indices 0.  ``n``
+    base samples cost ``n * (k + 2) + 2k + 1`` propagations.  ``model``: the function of the
+    draws to analyse, with :func:`evaluate_targets`'s signature and result (the default).
     """
+    basis = inputs if isinstance(inputs, Basis) else prior_basis(inputs)
+    prior_set = basis.prior_set
     keys = input_keys(prior_set) if keys is None else list(keys)
     k = len(keys)
     start = time.perf_counter()
@@ -313,12 +562,13 @@ def run_sensitivity(
     for i in range(k):
         tor[1 + 2 * i, i] = 0.1
         tor[2 + 2 * i, i] = 0.9
-    u = np.concatenate([a, b, ab.reshape(k * n, k), tor])
+    u = _correlate(np.concatenate([a, b, ab.reshape(k * n, k), tor]), keys, basis)
     draws = prior_set.sample_from_uniforms(u, keys, fill="median")
+    tornado_rows = u.shape[0] - (2 * k + 1)
     if progress:
         progress(f"{k} inputs, {u.shape[0]} model evaluations ...")
-    targets, capped = evaluate_targets(draws, anchors, years, wall_year_step)
-    names = list(TARGETS)
+    targets, capped = (model or evaluate_targets)(draws, anchors, years, wall_year_step)
+    names = list(targets)
     out = {
         name: np.empty((len(names), k))
         for name in (
@@ -358,9 +608,18 @@ def run_sensitivity(
         baseline=baseline,
         capped_fraction=capped_fraction,
         variance=variance,
-        input_p10=np.array([prior_set[kk].quantile(0.1) for kk in keys]),
-        input_p50=np.array([prior_set[kk].median() for kk in keys]),
-        input_p90=np.array([prior_set[kk].quantile(0.9) for kk in keys]),
+        input_p10=np.array([draws[kk][tornado_rows + 1 + 2 * i] for i, kk in enumerate(keys)]),
+        input_p50=np.array([draws[kk][tornado_rows] for kk in keys]),
+        input_p90=np.array([draws[kk][tornado_rows + 2 + 2 * i] for i, kk in enumerate(keys)]),
+        basis=basis.name,
+        input_kind=[basis.kinds.get(kk, "prior") for kk in keys],
+        input_source=[basis.sources.get(kk, prior_set[kk].source) for kk in keys],
+        input_group=[basis.group_of(kk) for kk in keys],
+        groups={
+            g: {"keys": list(gk), "normal_scores_correlation": np.round(c, 4).tolist()}
+            for g, (gk, c) in basis.groups.items()
+        },
+        notes=list(basis.notes),
         settings={
             "samples": int(n),
             "evaluations": int(u.shape[0]),
@@ -369,6 +628,7 @@ def run_sensitivity(
             "bootstrap": int(n_bootstrap),
             "seconds": float(elapsed),
             "prior_set": str(getattr(prior_set, "name", "")),
+            "basis": basis.name,
         },
     )
 
@@ -387,6 +647,9 @@ def sensitivity_dataset(result: SensitivityResult) -> xr.Dataset:
             "input_p10": ("input", result.input_p10),
             "input_p50": ("input", result.input_p50),
             "input_p90": ("input", result.input_p90),
+            "input_kind": ("input", _strings(result.input_kind, len(result.inputs), "prior")),
+            "input_source": ("input", _strings(result.input_source, len(result.inputs), "")),
+            "input_group": ("input", _strings(result.input_group, len(result.inputs), "")),
         },
         coords={"target": list(result.targets), "input": list(result.inputs)},
     )
@@ -402,9 +665,14 @@ def sensitivity_dataset(result: SensitivityResult) -> xr.Dataset:
         "baseline": "target with every input at its median",
         "capped_fraction": "share of draws not hitting the wall by the last year (capped)",
         "variance": "variance of the target over the Sobol base samples",
-        "input_p10": "10th percentile of the input's prior",
-        "input_p50": "median of the input's prior",
-        "input_p90": "90th percentile of the input's prior",
+        "input_p10": "the input at the tornado's low point: its 10th percentile (a later input "
+        "of a correlated law: conditional on the earlier ones at their medians)",
+        "input_p50": "median of the input's distribution",
+        "input_p90": "the input at the tornado's high point: its 90th percentile (as input_p10)",
+        "input_kind": "where the input is drawn from: prior, posterior (fitted by the forecast) "
+        "or scenario (an overlay replaced the fitted posterior)",
+        "input_source": "source of the input's distribution",
+        "input_group": "correlated law the input is drawn jointly with ('' when independent)",
     }
     for name, text in desc.items():
         ds[name].attrs["long_name"] = text
@@ -413,11 +681,28 @@ def sensitivity_dataset(result: SensitivityResult) -> xr.Dataset:
             **{f"sensitivity_{k}": v for k, v in result.settings.items()},
             "targets_units": "hit_year: calendar year, capped at last year + 1 when not hit; "
             "hit_log10_flop: log10 FLOP, capped at the frontier trend in that year",
-            "method": "Sobol indices by Saltelli/Jansen estimators on a scrambled Sobol design; "
-            "trend slopes and 2024 frontier compute from their priors, 2024 hardware levels fixed",
+            "method": _METHOD[result.basis],
+            "sensitivity_groups": json.dumps(result.groups),
+            "sensitivity_notes": "; ".join(result.notes),
         }
     )
     return ds
+
+
+_METHOD = {
+    "prior": "Sobol indices by Saltelli/Jansen estimators on a scrambled Sobol design; every "
+    "input independently from its prior, 2024 hardware levels fixed",
+    "posterior": "Sobol indices by Saltelli/Jansen estimators on a scrambled Sobol design; "
+    "fitted inputs (scaling laws, utilization, domain growth, trends) from the forecast's "
+    "posterior, each law's inputs jointly through a Gaussian copula (first input of a law: full "
+    "index, later ones: independent index; Mara et al. 2015), the rest from their priors; "
+    "2024 hardware levels fixed",
+}
+
+
+def _strings(values: Sequence[str], size: int, default: str) -> np.ndarray:
+    """A fixed-length unicode array (``default`` where ``values`` is empty)."""
+    return np.array(list(values) if values else [default] * size, dtype=str)
 
 
 def ranking_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
@@ -440,8 +725,43 @@ def ranking_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
                     "tornado_low": float(s["tornado_low"]),
                     "tornado_high": float(s["tornado_high"]),
                     "baseline": float(sub["baseline"]),
+                    "kind": str(s["input_kind"].values) if "input_kind" in s else "prior",
                 }
             )
+    return rows
+
+
+def comparison_rows(posterior: xr.Dataset, prior: xr.Dataset) -> list[dict[str, Any]]:
+    """Before -> after: per (target, input), the total and first-order indices of the priors-only
+    basis and of the posterior basis with their 95 % intervals, ranked by the posterior total.
+
+    Inputs present in only one dataset get NaN on the other side.
+    """
+    rows: list[dict[str, Any]] = []
+    for rank_row in ranking_rows(posterior):
+        target, key = rank_row["target"], rank_row["input"]
+        row = {
+            "target": target,
+            "input": key,
+            "kind": rank_row["kind"],
+            "rank_posterior": rank_row["rank"],
+            "total_posterior": rank_row["total"],
+            "total_posterior_ci": rank_row["total_ci"],
+            "first_order_posterior": rank_row["first_order"],
+        }
+        have = target in prior["target"].values and key in prior["input"].values
+        sub = prior.sel(target=target, input=key) if have else None
+        for name in ("total", "first_order"):
+            row[f"{name}_prior"] = float(sub[name]) if have else float("nan")
+        row["total_prior_ci"] = (
+            [float(sub["total_low"]), float(sub["total_high"])] if have else [np.nan, np.nan]
+        )
+        if have:
+            totals = np.nan_to_num(prior.sel(target=target)["total"].values, nan=-np.inf)
+            row["rank_prior"] = int(1 + np.sum(totals > float(sub["total"])))
+        else:
+            row["rank_prior"] = None
+        rows.append(row)
     return rows
 
 
@@ -450,10 +770,16 @@ def ranking_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
 # ============================================================================================
 
 
-def add_sensitivity(forecast_path: str | Path, result: SensitivityResult | xr.Dataset) -> Path:
-    """Store sensitivity results as group ``sensitivity`` of a forecast file (atomic replace)."""
+def add_sensitivity(
+    forecast_path: str | Path,
+    result: SensitivityResult | xr.Dataset,
+    group: str = BASIS_GROUPS["posterior"],
+) -> Path:
+    """Store sensitivity results as a group of a forecast file (atomic replace): ``sensitivity``
+    (the forecast's own analysis), or ``sensitivity_prior`` for the priors-only comparison
+    (:data:`BASIS_GROUPS`)."""
     ds = result if isinstance(result, xr.Dataset) else sensitivity_dataset(result)
-    return add_group(forecast_path, "sensitivity", ds)
+    return add_group(forecast_path, group, ds)
 
 
 def _forecast_priors(tree: xr.DataTree) -> Any:

@@ -21,7 +21,20 @@ from forecast.cli.options import (
     SeedOpt,
     WallYearStepOpt,
 )
-from forecast.constants import DEFAULT_WALL_YEAR_STEP
+from forecast.constants import SENSITIVITY_SAMPLES, SENSITIVITY_WALL_YEAR_STEP
+
+_SAMPLES_HELP = (
+    "Sobol base samples N (N x (k+2) model evaluations). The default keeps `make run` in its "
+    "time budget (95% intervals about +-0.1 on the leading indices); 1024 halves them."
+)
+CompareOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compare-prior",
+        help="Also run every input from its prior with the same N and seed (the 'before' of "
+        "issue 12), stored as group 'sensitivity_prior', and print before -> after.",
+    ),
+]
 
 
 @app.command()
@@ -31,21 +44,21 @@ def sensitivity(
         Path | None,
         typer.Option(
             "--forecast",
-            help="Forecast file or folder: anchor the 2024 hardware levels on its posterior, use "
-            "its priors, and store the result as its 'sensitivity' group. Default: anchor on the "
-            "data and store nothing.",
+            help="Forecast file or folder: anchor the 2024 hardware levels on its posterior, "
+            "draw the inputs it fitted from its posterior and the rest from its priors, and "
+            "store the result as its 'sensitivity' group. Default: anchor on the data, every "
+            "input from the priors, store nothing.",
         ),
     ] = None,
-    samples: Annotated[
-        int, typer.Option(min=8, help="Sobol base samples N (N x (k+2) model evaluations).")
-    ] = 1024,
+    samples: Annotated[int, typer.Option(min=8, help=_SAMPLES_HELP)] = SENSITIVITY_SAMPLES,
     priors: PriorsOpt = None,
     scenario: Annotated[
         str | None,
         typer.Option(help="Scenario overlay: a name in <priors>/scenarios/ or a .toml path."),
     ] = None,
     seed: SeedOpt = 0,
-    wall_year_step: WallYearStepOpt = DEFAULT_WALL_YEAR_STEP,
+    wall_year_step: WallYearStepOpt = SENSITIVITY_WALL_YEAR_STEP,
+    compare_prior: CompareOpt = False,
     top: Annotated[int, typer.Option(min=1, help="Inputs shown per target in the table.")] = 8,
     json_out: JsonOpt = False,
 ) -> None:
@@ -53,10 +66,11 @@ def sensitivity(
 
     First-order index: share of the target's variance explained by the input alone; total
     index: including its interactions. Tornado: the target with the input at its 10th and 90th
-    percentile, every other input at its median.
+    percentile, every other input at its median. With --forecast, the inputs the forecast
+    fitted (scaling laws, utilization, domain growth, trends) come from its posterior.
     """
     from forecast import analysis
-    from forecast.sensitivity import ranking_rows
+    from forecast.sensitivity import comparison_rows, ranking_rows
 
     run = analysis.sensitivity(
         forecast,
@@ -65,22 +79,30 @@ def sensitivity(
         samples=samples,
         seed=seed,
         wall_year_step=wall_year_step,
+        compare_prior=compare_prior,
         progress=progress,
     )
     if run.stored_in is not None:
-        progress(f"stored group 'sensitivity' in {run.stored_in}")
+        groups = "'sensitivity'" + (" and 'sensitivity_prior'" if run.prior_dataset else "")
+        progress(f"stored group(s) {groups} in {run.stored_in}")
     rows = ranking_rows(run.dataset)
+    compared = (
+        None if run.prior_dataset is None else comparison_rows(run.dataset, run.prior_dataset)
+    )
     if json_out:
-        echo_json(json_clean(rows))
+        echo_json(json_clean(rows if compared is None else {"ranking": rows, "compare": compared}))
         return
-    from forecast.cli.tables import sensitivity_table
+    from forecast.cli.tables import comparison_table, sensitivity_table
 
     header = (
-        f"Sobol indices, priors {run.prior_set.name}: N = {samples} base samples, "
-        f"{run.result.settings['evaluations']} evaluations, 95% bootstrap intervals, "
+        f"Sobol indices, basis {run.basis}, priors {run.prior_set.name}: N = {samples} base "
+        f"samples, {run.result.settings['evaluations']} evaluations, 95% bootstrap intervals, "
         f"{run.seconds:.0f} s"
     )
     typer.echo(sensitivity_table(run.result, rows, top, header))
+    if compared is not None:
+        typer.echo("")
+        typer.echo(comparison_table(compared, top))
 
 
 @app.command()
@@ -144,15 +166,14 @@ def backtest(
 def analyse(
     forecast: ForecastOpt = None,
     outputs_dir: OutputsDirOpt = None,
-    samples: Annotated[
-        int, typer.Option(min=8, help="Sobol base samples N of the sensitivity analysis.")
-    ] = 1024,
+    samples: Annotated[int, typer.Option(min=8, help=_SAMPLES_HELP)] = SENSITIVITY_SAMPLES,
     backtest_draws: Annotated[
         int,
         typer.Option(
             "--backtest-draws", min=50, help="Backtest: posterior draws (and warm-up) per chain."
         ),
     ] = 500,
+    compare_prior: CompareOpt = False,
     report: Annotated[
         bool, typer.Option("--report/--no-report", help="Regenerate report.html/.md and deck.pptx.")
     ] = True,
@@ -172,6 +193,7 @@ def analyse(
         forecast_path(forecast, outputs_dir),
         samples=samples,
         backtest_draws=backtest_draws,
+        compare_prior=compare_prior,
         reports=report,
         progress=progress,
     )

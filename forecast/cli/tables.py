@@ -198,6 +198,32 @@ def sensitivity_table(result: Any, rows: list[dict], top: int, header_line: str)
     return "\n".join(lines)
 
 
+def comparison_table(rows: list[dict], top: int) -> str:
+    """``wallcast sensitivity --compare-prior``: total index per input, priors only -> the
+    forecast's posterior, the ``top`` inputs of the posterior ranking per target."""
+    lines = [
+        "Before -> after: total Sobol index [95%], every input from its prior -> fitted "
+        "inputs from the posterior (same N and seed)"
+    ]
+    for target in dict.fromkeys(r["target"] for r in rows):
+        lines.append(f"\n{target}")
+        body = [
+            [
+                "-" if r["rank_prior"] is None else str(r["rank_prior"]),
+                str(r["rank_posterior"]),
+                r["input"],
+                r["kind"],
+                _ci(r["total_prior"], r["total_prior_ci"]),
+                _ci(r["total_posterior"], r["total_posterior_ci"]),
+            ]
+            for r in rows
+            if r["target"] == target
+        ][:top]
+        header = ["rank before", "after", "input", "after from", "total before", "total after"]
+        lines += render(header, body, right=(0, 1, 4, 5))
+    return "\n".join(lines)
+
+
 def _pct_or_dash(v: float | None) -> str:
     return "-" if v is None else fmt_pct(v)
 
@@ -223,11 +249,18 @@ def backtest_table(rows: list[dict], header_line: str) -> str:
     return "\n".join([header_line, *render(header, body, right=(0, 2, 3, 4, 5, 6, 7, 8))])
 
 
+_BASIS_TEXT = {
+    "posterior": "fitted inputs from the forecast's posterior",
+    "prior": "every input from its prior",
+}
+
+
 def analysis_summary(analysis: Any) -> str:
     """``wallcast analyse``: the largest driver per target and the backtest's 80% coverage
     (``analysis`` is a :class:`forecast.analysis.Analysis`)."""
     lines = [
-        f"Sensitivity: Sobol total-order indices, N = {analysis.samples} "
+        f"Sensitivity: Sobol total-order indices ({_BASIS_TEXT[analysis.sensitivity.basis]}), "
+        f"N = {analysis.samples} "
         f"({analysis.sensitivity_evaluations} evaluations, {analysis.sensitivity_seconds:.0f} s); "
         "largest per target:"
     ]

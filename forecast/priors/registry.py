@@ -345,6 +345,7 @@ TREND_KEYS: tuple[str, ...] = keys_with_role("trend_growth", "trend_level", "tre
 """Keys that set the priors of the NumPyro trend fit (``forecast.trends``)."""
 
 TREND_SAMPLED_KEYS: tuple[str, ...] = keys_with_role("trend_growth", "trend_level")
+"""Trend keys that are inputs of the sensitivity analysis (growth rates, the 2024 frontier level)."""
 
 
 @dataclass(frozen=True)
@@ -387,7 +388,7 @@ FITTED_INPUTS: dict[str, FittedInput] = {
 """Prior keys fitted by the joint model's scaling and system laws, by key."""
 
 FITTED_KEYS: tuple[str, ...] = tuple(FITTED_INPUTS)
-"""Trend keys that a sensitivity analysis draws from the prior in place of the posterior."""
+"""The keys of :data:`FITTED_INPUTS`, in order."""
 
 
 def _series_key(role: Role, series: str) -> str:
