@@ -211,7 +211,6 @@ def frozen_hardware(
     forecast: str | Path | None = None,
     *,
     accelerator: str | None = None,
-    scenario: str = "baseline",
     store: bool = True,
     progress: Progress = _quiet,
 ) -> FrozenRun:
@@ -226,7 +225,7 @@ def frozen_hardware(
     from forecast import frozen
     from forecast import sensitivity as sens
     from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
-    from forecast.walls import walls_record
+    from forecast.walls import wall_log10_flop, walls_record
 
     start = time.perf_counter()
     path = storage.resolve_forecast_path(forecast)
@@ -255,8 +254,6 @@ def frozen_hardware(
         hardware=paths.hardware_path(forecast_data_dir(attrs)),
         assumptions=frozen.assumption_overrides(values),
     )
-    from forecast.walls import wall_log10_flop
-
     ds = frozen.frozen_dataset(
         {w: wall_log10_flop(record, w) for w in frozen.WALLS},
         slope,
@@ -265,7 +262,7 @@ def frozen_hardware(
         accelerator=record["accelerator"],
         values=values,
         sources=sources,
-        scenario=scenario,
+        scenario="baseline",  # the forecast's base priors, without a scenario overlay
         precision=precision,
         duration_days=values["training.duration_days"],
     )

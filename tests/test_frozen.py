@@ -181,3 +181,10 @@ def test_frozen_dataset_layout():
     np.testing.assert_allclose(ds["hit_year"].sel(wall="data_movement"), 2029.0)
     np.testing.assert_allclose(ds["hit_year"].sel(wall="latency"), 2035.0)
     np.testing.assert_allclose(ds["wall_flop"], [10**28.2, 10**31.2])
+
+
+def test_walls_service_refuses_an_unknown_assumption():
+    from forecast.walls import WallsInputError, walls_record
+
+    with pytest.raises(WallsInputError, match="unknown assumption fields \\['batch'\\]"):
+        walls_record("H100", assumptions={"batch": 6e7})
