@@ -145,8 +145,8 @@ def frontier_backtest_sentence(fb: FrontierBacktest) -> str:
 def frontier_backtest_chart(
     fb: FrontierBacktest, *, scale: float = 1.0, figsize=(10.5, 4.8)
 ) -> Figure:
-    """Held-out records (dots: inside their 80% interval; crosses: outside) against the predicted
-    median and 80% interval from each origin."""
+    """Held-out records (black dots; a cross in an origin's colour where the record lies outside
+    that origin's 80% interval) against the predicted median and 80% interval from each origin."""
     ds = fb.ds
     with charts._style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
@@ -163,9 +163,20 @@ def frontier_backtest_chart(
             obs = s["observed"].values[ok][order]
             ax.fill_between(year, lo, hi, color=colour, alpha=0.12, lw=0)
             ax.plot(year, med, color=colour, lw=1.6, label=f"from {origin}: median, 80% band")
-            inside = (obs >= lo) & (obs <= hi)
-            ax.scatter(year[inside], obs[inside], color=colour, s=22 * scale, zorder=3)
-            ax.scatter(year[~inside], obs[~inside], color=colour, marker="x", s=40 * scale)
+            outside = (obs < lo) | (obs > hi)
+            ax.scatter(
+                year[outside], obs[outside], color=colour, marker="x", s=70 * scale, zorder=4
+            )
+        first = ds.sel(origin=fb.origins[0])  # the earliest origin holds out every later record
+        ok = np.isfinite(first["observed"].values)
+        ax.scatter(
+            first["year"].values[ok],
+            first["observed"].values[ok],
+            color=charts.BLACK,
+            s=18 * scale,
+            zorder=3,
+            label="record runs (cross: outside that origin's 80% band)",
+        )
         ax.set_xlabel("Publication year")
         ax.set_ylabel("Training compute (log10 FLOP)")
         ax.set_title("Record training runs after each origin against the trend fitted before it")
@@ -185,7 +196,7 @@ def frontier_backtest_blocks(fc: Forecast) -> list[Any]:
     caption = (
         "Frontier compute backtest: each record run published at or after an origin against the "
         "trend fitted to the records before it (line: predictive median; band: 80% interval; "
-        "crosses: records outside it)."
+        "a cross in the origin's colour: a record outside that band)."
     )
     return [
         Block(
@@ -213,10 +224,8 @@ class FrozenHardware:
     scenario: str
     frozen: dict[str, dict[str, float]]  # wall -> median, lower, upper, wall_flop, ...
     full: dict[str, dict[str, float]]  # wall -> the forecast's hit-year interval
-    full_first_wall: dict[
-        str, float
-    ]  # wall -> median wall of the forecast's first-year accelerator
-    first_year: int
+    wall_year: int  # the forecast's grid year nearest the frozen data-movement median
+    full_wall_then: float  # the forecast's median data-movement wall in that year (FLOP)
     full_hit_years: np.ndarray  # the forecast's data-movement hit year per draw
 
     @property
@@ -236,18 +245,22 @@ def frozen_summary(fc: Forecast, prob: float = PROB) -> FrozenHardware | None:
         scenario = fc.scenarios[0]
     f = fc.forecast.sel(scenario=scenario)
     walls = [str(w) for w in ds["wall"].values]
-    first = f["year"].values[0]
+    frozen = {w: summary(ds, w, prob) for w in walls}
+    grid = f["year"].values.astype(float)
+    dm_year = frozen["data_movement"]["median"]
+    year = grid[int(np.argmin(np.abs(grid - dm_year)))] if np.isfinite(dm_year) else grid[-1]
+    wall_then = (
+        float(np.median(f["wall_flop"].sel(wall="data_movement", year=year).values))
+        if "wall_flop" in f
+        else math.nan
+    )
     return FrozenHardware(
         ds,
         scenario,
-        {w: summary(ds, w, prob) for w in walls},
+        frozen,
         {w: interval(f["hit_year"].sel(wall=w).values, prob) for w in walls},
-        {
-            w: float(np.median(f["wall_flop"].sel(wall=w, year=first).values))
-            for w in walls
-            if "wall_flop" in f
-        },
-        int(first),
+        int(year),
+        wall_then,
         np.asarray(f["hit_year"].sel(wall="data_movement").values, float).ravel(),
     )
 
@@ -279,7 +292,6 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
     dm_f, dm = fz.frozen["data_movement"], fz.full["data_movement"]
     gap = dm["median"] - dm_f["median"]
     years_after = dm_f["median"] - PAPER_YEAR
-    wall_first = fz.full_first_wall.get("data_movement", math.nan)
     inputs = "posterior medians of the fitted laws" if _any_posterior(fz.ds) else "prior medians"
     text = (
         f"[erdil2024] read the data-movement wall off today's hardware: utilization falls beyond "
@@ -306,11 +318,12 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
         "72 GPUs from 2025 and growing (tensor parallelism stays inside a fast domain), more HBM "
         "and network bandwidth per chip"
     )
-    if math.isfinite(wall_first):
-        relation = "above" if wall_first > dm_f["wall_flop"] else "below"
+    if math.isfinite(fz.full_wall_then) and fz.full_wall_then > 0:
+        ratio = fz.full_wall_then / dm_f["wall_flop"]
+        times = f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.1f}"
         text += (
-            f" (its {fz.first_year} wall, {fmt_flop(wall_first)} FLOP at the median, is already "
-            f"{relation} the frozen one)"
+            f" (in {fz.wall_year} the forecast's wall is {fmt_flop(fz.full_wall_then)} FLOP at the "
+            f"median, {times} times the frozen one)"
         )
     text += (
         ". The frozen reading answers 'how long does today's hardware last'; the forecast "
@@ -336,7 +349,11 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
         frozen = np.asarray(fz.ds["hit_year"].sel(wall="data_movement").values, float).ravel()
         full = fz.full_hit_years
         frozen = frozen[np.isfinite(frozen)]
-        bins = np.arange(math.floor(frozen.min()) if frozen.size else 2024, 2046.5, 0.5)
+        full = full[np.isfinite(full)]
+        both = np.concatenate([frozen, full])
+        lo = math.floor(both.min()) if both.size else PAPER_YEAR
+        hi = math.ceil(both.max()) if both.size else PAPER_YEAR + 1
+        bins = np.arange(lo, hi + 0.5, 0.5)
         ax.hist(
             frozen,
             bins=bins,
@@ -347,7 +364,7 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
         )
         if full.size:
             ax.hist(
-                full[np.isfinite(full)],
+                full,
                 bins=bins,
                 color=charts.BLUE,
                 alpha=0.5,
@@ -361,6 +378,7 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
             lw=1.2,
             label="[erdil2024]: about three years from 2024",
         )
+        charts._integer_years(ax)
         ax.set_xlabel("Year the frontier run reaches the data-movement wall")
         ax.set_ylabel("Share of draws per year")
         ax.legend(loc="upper right", framealpha=0.9)
