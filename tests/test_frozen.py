@@ -77,14 +77,29 @@ def test_scaling_inputs_prefer_the_posterior_of_a_fitted_law():
     assert sources["scaling.layer_exponent"] == sources["latency.kernel_us"] == "prior"
 
 
-def _baseline_values() -> dict[str, float]:
+def _baseline_values(posterior: dict | None = None) -> dict[str, float]:
+    """Prior medians of the baseline, or posterior medians of the laws in ``posterior``."""
     from forecast.frozen import frozen_keys
     from forecast.paths import default_priors_path
     from forecast.priors import load_priors
-    from forecast.priors.registry import PROPAGATED_KEYS
+    from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
 
     prior_set = load_priors(default_priors_path())
-    return {k: float(prior_set[k].median()) for k in frozen_keys(PROPAGATED_KEYS)}
+    keys = frozen_keys(PROPAGATED_KEYS)
+    values, _ = scaling_inputs(
+        keys,
+        posterior or {},
+        {k: float(prior_set[k].median()) for k in keys},
+        {k: f.variable for k, f in FITTED_INPUTS.items()},
+    )
+    return values
+
+
+def _reference() -> xr.Dataset:
+    from reference_forecast import REFERENCE_PATH
+
+    with xr.open_dataset(REFERENCE_PATH, engine="h5netcdf") as ref:
+        return ref.load()
 
 
 def test_assumptions_are_the_forecasts_mapping_in_2024():
@@ -98,11 +113,18 @@ def test_assumptions_are_the_forecasts_mapping_in_2024():
 
 @pytest.fixture(scope="module")
 def h100_walls() -> dict[str, float]:
-    """The H100's walls at the baseline prior medians, from the walls service."""
+    """The H100's walls from the walls service at the reference forecast's inputs: posterior
+    medians of the laws it fitted (its ``posterior_*`` variables), else baseline prior medians."""
     from forecast.frozen import FROZEN_ACCELERATOR, WALLS
     from forecast.walls import wall_log10_flop, walls_record
 
-    values = _baseline_values()
+    ref = _reference()
+    posterior = {
+        name.removeprefix("posterior_"): ref[name].values
+        for name in ref.data_vars
+        if name.startswith("posterior_")
+    }
+    values = _baseline_values(posterior)
     record = walls_record(
         FROZEN_ACCELERATOR,
         duration_days=values["training.duration_days"],
@@ -117,10 +139,7 @@ def test_frozen_wall_is_reached_before_the_full_forecasts_median(h100_walls):
     the numbers: the forecast's frontier accelerator improves every year (a 72-GPU scale-up
     domain from 2025, bandwidth trends) and its walls rise with it, while the frozen wall stands
     still; the frontier run is the same trend in both, so it meets the standing wall first."""
-    from reference_forecast import REFERENCE_PATH
-
-    with xr.open_dataset(REFERENCE_PATH, engine="h5netcdf") as ref:
-        ref = ref.load()
+    ref = _reference()
     slope = ref["posterior_frontier_slope"].values
     intercept = ref["posterior_frontier_intercept"].values
     frozen = frozen_hit_years(h100_walls["data_movement"], slope, intercept, YEARS)
