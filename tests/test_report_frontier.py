@@ -130,7 +130,7 @@ def test_deck_has_the_frozen_slide_and_the_frontier_coverage(analysed, written):
     titles = [s.shapes.title.text for s in prs.slides]
     fz = group(analysed, "frozen_hardware")
     frozen = interval(fz["hit_year"].sel(wall="data_movement").values)
-    title = next(t for t in titles if t.startswith("At frozen H100"))
+    title = next(t for t in titles if t.startswith("Data-movement wall at frozen H100"))
     assert fmt_year(frozen["median"], 2045) in title
     fb = group(analysed, "frontier_backtest")
     pooled = fb.sel(row="pooled")

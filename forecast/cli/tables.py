@@ -265,7 +265,8 @@ def analysis_summary(analysis: Any) -> str:
     lines += render(["  target", "input", "index"], body)[2:]
     lines.append(
         f"Backtest ({analysis.backtest_draws} draws per chain, "
-        f"{analysis.backtest_seconds:.0f} s, data {analysis.data_dir}): 80% interval covers"
+        f"{analysis.backtest_seconds - analysis.backtest.frontier_seconds:.0f} s, data "
+        f"{analysis.data_dir}): 80% interval covers"
     )
     for row in analysis.coverage():
         lines.append(
@@ -279,8 +280,9 @@ def analysis_summary(analysis: Any) -> str:
             "covers"
         )
         for row in frontier:
+            label = "pooled" if row["origin"] == "pooled" else f"origin {row['origin']}"
             lines.append(
-                f"  origin {row['origin']}: {_pct_or_dash(row['coverage_80'])} of "
+                f"  {label}: {_pct_or_dash(row['coverage_80'])} of "
                 f"{row['n_held_out']} held-out records, median error "
                 f"{row['median_error_dex']:+.2f} dex"
             )

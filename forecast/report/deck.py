@@ -378,8 +378,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         frozen_wall = Figure(dm_f["wall_flop"], fmt_flop(dm_f["wall_flop"]))
         slide = _new(
             prs,
-            f"At frozen {fz.accelerator.removeprefix('NVIDIA ')} hardware the wall comes in "
-            f"{frozen_year.text}; with improving hardware in {full_year.text}",
+            f"Data-movement wall at frozen {fz.accelerator.removeprefix('NVIDIA ')} hardware: "
+            f"{frozen_year.text}; with improving hardware: {full_year.text}",
         )
         record(frozen_year, full_year, frozen_wall)
         _text(
