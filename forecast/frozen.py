@@ -33,6 +33,7 @@ from forecast.crossing import first_crossing
 
 __all__ = [
     "FROZEN_ACCELERATOR",
+    "PAPER_DM_WALL_LOG10_FLOP",
     "WALLS",
     "assumption_overrides",
     "frozen_dataset",
@@ -45,6 +46,9 @@ __all__ = [
 
 FROZEN_ACCELERATOR = "NVIDIA H100 SXM5"
 """The accelerator of [erdil2024]'s headline (a name of ``data/hardware.csv``)."""
+
+PAPER_DM_WALL_LOG10_FLOP = 28.0
+"""[erdil2024] abstract: on H100s, utilization falls beyond ~1e28 FLOP (3-month run)."""
 
 WALLS = ("data_movement", "latency")
 
@@ -144,10 +148,14 @@ def frozen_dataset(
         axis=-1,
     )
     log_walls = np.asarray([walls_log10_flop[w] for w in walls], dtype=float)
+    paper = frozen_hit_years(
+        PAPER_DM_WALL_LOG10_FLOP, slope, frontier_intercept, years, reference_year
+    )
     ds = xr.Dataset(
         {
             "wall_flop": (("wall",), 10.0**log_walls, {"units": "FLOP"}),
             "hit_year": (("chain", "draw", "wall"), hit, {"units": "year"}),
+            "paper_wall_hit_year": (("chain", "draw"), paper, {"units": "year"}),
         },
         coords={
             "wall": walls,
@@ -156,6 +164,9 @@ def frozen_dataset(
         },
     )
     ds["wall_flop"].attrs["long_name"] = f"walls of {accelerator} at the forecast's inputs"
+    ds["paper_wall_hit_year"].attrs["long_name"] = (
+        "first year the frontier run reaches [erdil2024]'s ~1e28 FLOP (the paper's H100 wall)"
+    )
     ds["hit_year"].attrs["long_name"] = (
         "first year the frontier run (posterior of the fitted trend) reaches the frozen wall; "
         f"+inf if not by {float(np.max(years)):g}"

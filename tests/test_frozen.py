@@ -200,6 +200,8 @@ def test_frozen_dataset_layout():
     np.testing.assert_allclose(ds["hit_year"].sel(wall="data_movement"), 2029.0)
     np.testing.assert_allclose(ds["hit_year"].sel(wall="latency"), 2035.0)
     np.testing.assert_allclose(ds["wall_flop"], [10**28.2, 10**31.2])
+    # the paper's ~1e28 (log10 28.0) is reached (28.0 - 25.7) / 0.5 = 4.6 years after 2024
+    np.testing.assert_allclose(ds["paper_wall_hit_year"], 2028.6)
 
 
 def test_walls_service_refuses_an_unknown_assumption():

@@ -307,7 +307,19 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
         text += "("
     text += (
         f"{fmt_pct(PROB)}: {fmt_year(dm_f['lower'], last_year)} to "
-        f"{fmt_year(dm_f['upper'], last_year)}). The full forecast, whose hardware improves, "
+        f"{fmt_year(dm_f['upper'], last_year)})."
+    )
+    if "paper_wall_hit_year" in fz.ds:
+        paper = interval(fz.ds["paper_wall_hit_year"].values, PROB)
+        text += (
+            f" The same run reaches the paper's ~{sci(PAPER_DM_WALL_FLOP, 0)} in "
+            f"{fmt_year(paper['median'], last_year)} "
+            f"({paper['median'] - PAPER_YEAR:.1f} years after {PAPER_YEAR}; the paper: about "
+            f"{PAPER_YEARS_TO_WALL:.0f}): the two frozen years differ by the gap between the "
+            "model's wall and the paper's."
+        )
+    text += (
+        " The full forecast, whose hardware improves, "
         f"hits the wall in {fmt_year(dm['median'], last_year)}"
     )
     if math.isfinite(gap):
@@ -328,8 +340,8 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
     text += (
         ". The frozen reading answers 'how long does today's hardware last'; the forecast "
         "answers 'when does the frontier run meet the hardware it will actually train on'. "
-        "The model's H100 wall sits above the paper's 1e28 for the reasons in docs/validation.md "
-        "(section 1)."
+        "Why the model's H100 wall is not exactly the paper's: docs/validation.md, sections 1 "
+        "and 3."
     )
     return text
 
