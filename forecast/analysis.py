@@ -1,6 +1,8 @@
-"""Analyses of a published forecast: sensitivity (Sobol), backtest, and both together (``analyse``).
+"""Analyses of a published forecast: sensitivity (Sobol), backtests (hardware and frontier-compute
+trends), the frozen-hardware reading of the paper, and all together (``analyse``).
 
-The computations live in :mod:`forecast.sensitivity` and :mod:`forecast.backtest`; this module
+The computations live in :mod:`forecast.sensitivity`, :mod:`forecast.backtest` and
+:mod:`forecast.frozen`; this module
 decides what they run on (the forecast's priors, posterior anchors and data folder, or the
 defaults of :mod:`forecast.paths`), stores their results as groups of the forecast file
 (:func:`forecast.storage.add_group`) and regenerates its reports.  The CLI only calls it.
@@ -147,6 +149,8 @@ class BacktestRun:
     data_dir: Path
     stored_in: Path | None
     seconds: float
+    frontier_dataset: Any = None  # xarray.Dataset (group 'frontier_backtest'), None if not run
+    frontier_seconds: float = 0.0
 
 
 def backtest(
@@ -160,9 +164,13 @@ def backtest(
     draws: int = DEFAULT_BACKTEST_DRAWS,
     warmup: int | None = None,
     seed: int = 0,
+    frontier: bool = True,
+    frontier_origins: Sequence[int] | None = None,
     progress: Progress = _quiet,
 ) -> BacktestRun:
-    """Rolling-origin backtest of the hardware trends; stored in ``forecast`` when given.
+    """Rolling-origin backtests of the hardware trends and (``frontier``) of the frontier
+    training-compute trend; stored in ``forecast`` when given (groups ``backtest`` and
+    ``frontier_backtest``).
 
     Data: ``data_dir``, else the folder the forecast was made from, else the resolver's.
     Priors: ``prior_set``, else ``priors``, else the baseline file.
@@ -184,10 +192,12 @@ def backtest(
     if prior_set is None:
         prior_set = load_priors(paths.default_priors_path() if priors is None else priors)
     init_jax()
+    frontier_runs = load_frontier_runs(paths.frontier_runs_path(data))
+    trend_priors = trend_priors_from_prior_set(prior_set)
     results = bt.run_backtest(
         load_hardware(paths.hardware_path(data)),
-        load_frontier_runs(paths.frontier_runs_path(data)),
-        trend_priors_from_prior_set(prior_set),
+        frontier_runs,
+        trend_priors,
         bt.DEFAULT_ORIGINS if origins is None else list(origins),
         chains=chains,
         warmup=draws if warmup is None else warmup,
@@ -196,8 +206,101 @@ def backtest(
         progress=progress,
     )
     ds = bt.backtest_dataset(results)
-    stored = None if path is None else bt.add_backtest(path, ds)
-    return BacktestRun(ds, data, stored, time.perf_counter() - start)
+    frontier_ds, frontier_seconds = None, 0.0
+    if frontier:
+        t0 = time.perf_counter()
+        frontier_ds = bt.frontier_backtest_dataset(
+            bt.run_frontier_backtest(
+                frontier_runs,
+                trend_priors,
+                bt.FRONTIER_ORIGINS if frontier_origins is None else list(frontier_origins),
+                chains=chains,
+                warmup=draws if warmup is None else warmup,
+                draws=draws,
+                seed=seed,
+                progress=progress,
+            )
+        )
+        frontier_seconds = time.perf_counter() - t0
+    stored = None
+    if path is not None:
+        stored = bt.add_backtest(path, ds)
+        if frontier_ds is not None:
+            bt.add_frontier_backtest(path, frontier_ds)
+    return BacktestRun(ds, data, stored, time.perf_counter() - start, frontier_ds, frontier_seconds)
+
+
+# ----------------------------------------------------------------------------- frozen hardware
+
+
+@dataclass
+class FrozenRun:
+    dataset: Any  # xarray.Dataset (group 'frozen_hardware')
+    stored_in: Path | None
+    seconds: float
+
+
+def frozen_hardware(
+    forecast: str | Path | None = None,
+    *,
+    accelerator: str | None = None,
+    store: bool = True,
+    progress: Progress = _quiet,
+) -> FrozenRun:
+    """The paper's framing (:mod:`forecast.frozen`): the walls of one accelerator (default H100
+    SXM) at the forecast's scaling inputs, and the year the frontier run (posterior of the
+    forecast's fitted trend) reaches them; stored as group ``frozen_hardware`` with ``store``.
+
+    Inputs: posterior medians of the fitted law parameters where the forecast's ``posterior`` has
+    them (``registry.FITTED_INPUTS``), else the prior medians of its priors (the base priors,
+    i.e. the baseline scenario).  Hardware: the forecast's data folder's ``hardware.csv``.
+    """
+    from forecast import frozen
+    from forecast import sensitivity as sens
+    from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
+    from forecast.walls import wall_log10_flop, walls_record
+
+    start = time.perf_counter()
+    path = storage.resolve_forecast_path(forecast)
+    with storage.open_forecast(path) as tree:
+        prior_set = sens._forecast_priors(tree)
+        post = tree["posterior"].to_dataset()
+        posterior = {str(k): v.values for k, v in post.data_vars.items()}
+        slope = post["frontier_slope"].transpose("chain", "draw").values
+        intercept = post["frontier_intercept"].transpose("chain", "draw").values
+        years = tree["forecast"]["year"].values.astype(float)
+        attrs = dict(tree.attrs)
+    keys = frozen.frozen_keys(PROPAGATED_KEYS)
+    values, sources = frozen.scaling_inputs(
+        keys,
+        posterior,
+        {k: float(prior_set[k].median()) for k in keys},
+        {k: f.variable for k, f in FITTED_INPUTS.items()},
+    )
+    precision = frozen.precision_name(values["training.bytes_per_number"])
+    name = accelerator or frozen.FROZEN_ACCELERATOR
+    progress(f"frozen hardware: walls of {name} at the forecast's inputs (plan search)")
+    record = walls_record(
+        name,
+        duration_days=values["training.duration_days"],
+        precision=precision,
+        hardware=paths.hardware_path(forecast_data_dir(attrs)),
+        assumptions=frozen.assumption_overrides(values),
+    )
+    ds = frozen.frozen_dataset(
+        {w: wall_log10_flop(record, w) for w in frozen.WALLS},
+        slope,
+        intercept,
+        years,
+        accelerator=record["accelerator"],
+        values=values,
+        sources=sources,
+        scenario="baseline",  # the forecast's base priors, without a scenario overlay
+        precision=precision,
+        duration_days=values["training.duration_days"],
+    )
+    stored = storage.add_group(path, "frozen_hardware", ds) if store else None
+    return FrozenRun(ds, stored, time.perf_counter() - start)
 
 
 # ----------------------------------------------------------------------------- analyse
@@ -212,6 +315,7 @@ class Analysis:
     backtest_draws: int
     sensitivity: SensitivityRun
     backtest: BacktestRun
+    frozen: FrozenRun | None = None
     reports: dict[str, Path] = field(default_factory=dict)
     reports_seconds: float = 0.0
 
@@ -246,6 +350,13 @@ class Analysis:
 
         return [r for r in coverage_rows(self.backtest.dataset) if r["metric"] == "all"]
 
+    def frontier_coverage(self) -> list[dict]:
+        """Frontier-compute backtest rows, one per origin and the pooled one (empty if not run)."""
+        from forecast.backtest import frontier_coverage_rows
+
+        ds = self.backtest.frontier_dataset
+        return [] if ds is None else frontier_coverage_rows(ds)
+
 
 def analyse(
     forecast: str | Path | None = None,
@@ -269,7 +380,10 @@ def analyse(
         store=False,
         progress=lambda m: progress(f"sensitivity: {m}"),
     )
-    progress(f"backtest: refitting the hardware trends ({backtest_draws} draws per chain)")
+    progress(
+        f"backtest: refitting the hardware and frontier-compute trends ({backtest_draws} draws "
+        "per chain)"
+    )
     bt_run = backtest(
         data_dir=forecast_data_dir(storage.read_attrs(path)),
         prior_set=sens_run.prior_set,  # the forecast's own priors
@@ -277,15 +391,21 @@ def analyse(
         warmup=backtest_draws,
         progress=lambda m: progress(f"backtest: {m}"),
     )
-    from forecast.backtest import add_backtest
+    frozen_run = frozen_hardware(path, store=False, progress=progress)
+    from forecast.backtest import add_backtest, add_frontier_backtest
     from forecast.sensitivity import BASIS_GROUPS, add_sensitivity
 
     add_sensitivity(path, sens_run.dataset)
     if sens_run.prior_dataset is not None:
         add_sensitivity(path, sens_run.prior_dataset, BASIS_GROUPS["prior"])
     add_backtest(path, bt_run.dataset)
-    progress(f"stored groups 'sensitivity' and 'backtest' in {path}")
-    out = Analysis(path, samples, backtest_draws, sens_run, bt_run)
+    add_frontier_backtest(path, bt_run.frontier_dataset)
+    storage.add_group(path, "frozen_hardware", frozen_run.dataset)
+    progress(
+        "stored groups 'sensitivity', 'backtest', 'frontier_backtest' and 'frozen_hardware' "
+        f"in {path}"
+    )
+    out = Analysis(path, samples, backtest_draws, sens_run, bt_run, frozen_run)
     if reports:
         from forecast import report as report_module
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,9 +184,14 @@ def walls_record(
     moe_experts: int = 1,
     moe_active_experts: int = 1,
     hardware: str | Path | None = None,
+    assumptions: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Both walls of one accelerator, the maximum utilization and the best plan at the
     data-movement wall: one entry of ``wallcast walls --json``.
+
+    ``assumptions``: fields of :class:`forecast.model.params.Assumptions` set on top of the
+    defaults and the other arguments (e.g. a forecast's scaling inputs); unknown names raise
+    :class:`WallsInputError`.
 
     ``accelerator`` is a name (looked up in ``hardware``, default ``data/hardware.csv``) or a
     table row.  Keys: ``accelerator``, ``precision``, ``duration_days``, ``moe_experts``,
@@ -200,6 +205,11 @@ def walls_record(
 
     acc = _accelerator(accelerator, hardware)
     hw, a, notes = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
+    if assumptions:
+        unknown = sorted(set(assumptions) - set(a._fields))
+        if unknown:
+            raise WallsInputError(f"unknown assumption fields {unknown}")
+        a = a._replace(**{k: float(v) for k, v in assumptions.items()})
     w = _search(hw, a)
     dm, lat = float(w.data_movement_wall_log10_flop), float(w.latency_wall_log10_flop)
     grid_notes = [

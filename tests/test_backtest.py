@@ -11,6 +11,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from forecast.backtest import (
+    CURVE_PROBS,
     PROBS,
     backtest_dataset,
     coverage_rows,
@@ -125,17 +126,162 @@ def test_cli_backtest_json(origin_2022, monkeypatch, tmp_path):
     from forecast.cli import app
 
     monkeypatch.setattr(bt, "run_backtest", lambda *a, **k: origin_2022)
+    frontier = [_frontier_result(2022, [1.1, 0.8], [1.0, 1.0], [True, False])]
+    monkeypatch.setattr(bt, "run_frontier_backtest", lambda *a, **k: frontier)
     path = tmp_path / "forecast.nc"
     xr.DataTree.from_dict({"/forecast": xr.Dataset({"x": ("a", [1.0])})}).to_netcdf(
         path, engine="h5netcdf"
     )
     res = CliRunner().invoke(app, ["backtest", "--json", "--forecast", str(path)])
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.stdout)
+    out = json.loads(res.stdout)
+    rows = out["hardware"]
     keys = {"metric", "origin", "coverage_50", "coverage_80", "coverage_95", "n_held_out"}
     assert all(keys | {"log_score"} <= set(r) for r in rows)
     assert [r["metric"] for r in rows][-1] == "all"
     assert rows == coverage_rows(backtest_dataset(origin_2022))
+    assert [r["origin"] for r in out["frontier_compute"]] == ["2022", "pooled"]
+    assert out["frontier_compute"][-1]["coverage_80"] == 0.5
     tree = xr.open_datatree(path, engine="h5netcdf")
-    assert set(tree.children) == {"forecast", "backtest"}
+    assert set(tree.children) == {"forecast", "backtest", "frontier_backtest"}
     tree.close()
+
+
+# ----------------------------------------------------------------------------- frontier compute
+
+
+def _frontier_result(origin: int, observed, median, covered80, n_train: int = 5):
+    """A FrontierOriginResult with chosen values; coverage of 50/95% set equal to 80%'s."""
+    from forecast.backtest import FrontierOriginResult
+
+    observed, median = np.asarray(observed, float), np.asarray(median, float)
+    covered = np.tile(np.asarray(covered80, bool), (len(PROBS), 1))
+    n = observed.size
+    return FrontierOriginResult(
+        origin=origin,
+        train_start=2018.0,
+        n_train=n_train,
+        names=np.array([f"run{i}" for i in range(n)]),
+        years=np.full(n, origin + 1.0),
+        is_speculative=np.zeros(n, bool),
+        observed=observed,
+        median=median,
+        lower=np.tile(median - 0.5, (len(PROBS), 1)),
+        upper=np.tile(median + 0.5, (len(PROBS), 1)),
+        covered=covered,
+        curve_covered=np.tile(np.asarray(covered80, bool), (len(CURVE_PROBS), 1)),
+        pit=np.full(n, 0.5),
+        log_density=np.zeros(n),
+        growth_median=4.5,
+        growth_lower=4.0,
+        growth_upper=5.0,
+        sigma_median=0.3,
+        rhat_max=1.001,
+        divergences=0,
+        fit_seconds=0.1,
+        settings={"chains": 2, "warmup": 50, "draws": 50, "seed": 0},
+    )
+
+
+def test_interval_coverage_and_pit_of_a_constructed_case():
+    """Draws uniform on [0, 1]: the central 50% interval is [0.25, 0.75], the 80% one [0.1, 0.9],
+    and the PIT of an observation is the observation itself."""
+    draws = np.linspace(0.0, 1.0, 100_001)[:, None].repeat(5, axis=1)
+    observed = np.array([0.05, 0.2, 0.5, 0.85, 0.97])
+    covered = interval_coverage(draws, observed, (0.5, 0.8))
+    assert covered.tolist() == [
+        [False, False, True, False, False],
+        [False, True, True, True, False],
+    ]
+    np.testing.assert_allclose(covered.mean(axis=1), [0.2, 0.6])
+    np.testing.assert_allclose(pit_values(draws, observed), observed, atol=1e-4)
+
+
+def test_frontier_dataset_pools_every_held_out_record():
+    """Origin A: 3 of 4 records inside the 80% interval, errors +0.1, -0.2, +0.3, +0.4 dex;
+    origin B: 1 of 2, errors -0.6, -0.4.  Pooled: 4 of 6; median error of all six -0.05, absolute 0.35."""
+    from forecast.backtest import frontier_backtest_dataset, frontier_coverage_rows
+
+    a = _frontier_result(2018, [1.1, 0.8, 1.3, 1.4], [1.0] * 4, [True, True, True, False])
+    b = _frontier_result(2022, [0.4, 0.6], [1.0, 1.0], [False, True], n_train=9)
+    ds = frontier_backtest_dataset([a, b])
+    assert list(ds["row"].values) == ["2018", "2022", "pooled"]
+    np.testing.assert_allclose(ds["coverage_80"].values, [0.75, 0.5, 4 / 6])
+    np.testing.assert_allclose(ds["n_held_out"].values, [4, 2, 6])
+    np.testing.assert_allclose(ds["median_error_dex"].values, [0.2, -0.5, -0.05], atol=1e-12)
+    np.testing.assert_allclose(ds["median_abs_error_dex"].values, [0.25, 0.5, 0.35], atol=1e-12)
+    assert ds["held_out_name"].sel(origin=2022).values.tolist() == ["run0", "run1", "", ""]
+    rows = frontier_coverage_rows(ds)
+    assert [r["origin"] for r in rows] == ["2018", "2022", "pooled"]
+    assert rows[-1]["growth_median"] is None and rows[0]["growth_median"] == 4.5
+
+
+def test_frontier_split_on_the_shipped_records():
+    """From 2018 as the forecast does where that leaves >= 3 records (2020: 4, 2022: 8); the
+    2016 and 2018 origins have none from 2018 and train on every earlier record."""
+    from forecast.backtest import FRONTIER_ORIGINS, frontier_split
+    from forecast.hardware import load_frontier_runs
+
+    df = load_frontier_runs()
+    counts = {}
+    for origin in FRONTIER_ORIGINS:
+        train, held, start = frontier_split(df, origin)
+        assert np.all(train.years < origin) and np.all(held.years >= origin)
+        assert np.all(train.years >= start)
+        counts[origin] = (len(train.years), len(held.years), start)
+    assert counts[2020][2] == counts[2022][2] == 2018.0
+    assert counts[2016][2] < 2013 and counts[2018][2] < 2013
+    assert counts[2020][0] == 4 and counts[2016][0] == 8 and counts[2018][0] == 10
+    assert all(n_held > 0 for _, n_held, _ in counts.values())
+    # every held-out set ends with the latest record
+    assert len({frontier_split(df, o)[1].names[-1] for o in FRONTIER_ORIGINS}) == 1
+
+
+@pytest.fixture(scope="module")
+def frontier_run():
+    from forecast.backtest import run_frontier_backtest
+    from forecast.hardware import load_frontier_runs
+    from forecast.inference import init_jax
+    from forecast.paths import default_priors_path
+    from forecast.priors import load_priors
+    from forecast.trends import trend_priors_from_prior_set
+
+    init_jax()
+    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
+    return run_frontier_backtest(load_frontier_runs(), priors, chains=2, warmup=200, draws=200)
+
+
+def test_frontier_backtest_on_the_shipped_data(frontier_run):
+    from forecast.backtest import FRONTIER_ORIGINS, frontier_backtest_dataset
+
+    assert [r.origin for r in frontier_run] == list(FRONTIER_ORIGINS)
+    for r in frontier_run:
+        n = r.observed.size
+        assert n > 0 and r.n_train >= 3
+        assert r.covered.shape == (len(PROBS), n)
+        assert np.all(r.covered[0] <= r.covered[1]) and np.all(r.covered[1] <= r.covered[2])
+        assert np.all((r.pit >= 0) & (r.pit <= 1)) and np.all(np.isfinite(r.log_density))
+        assert np.all(r.lower[1] <= r.median) and np.all(r.median <= r.upper[1])
+        assert r.rhat_max < 1.05 and r.divergences == 0
+        assert 2.0 < r.growth_median < 10.0  # x/yr: the slope prior is 3.5-5.5 at 80%
+    ds = frontier_backtest_dataset(frontier_run)
+    pooled = ds.sel(row="pooled")
+    assert int(pooled["n_held_out"]) == sum(r.observed.size for r in frontier_run)
+    assert float(pooled["coverage_80"]) == pytest.approx(
+        np.mean(np.concatenate([r.covered[1] for r in frontier_run]))
+    )
+
+
+def test_frontier_group_round_trips_through_a_forecast_file(frontier_run, tmp_path):
+    from forecast.backtest import add_frontier_backtest, frontier_backtest_dataset
+
+    path = tmp_path / "forecast.nc"
+    xr.DataTree.from_dict({"/forecast": xr.Dataset({"x": ("a", [1.0])})}).to_netcdf(
+        path, engine="h5netcdf"
+    )
+    ds = frontier_backtest_dataset(frontier_run)
+    add_frontier_backtest(path, ds)
+    with xr.open_dataset(path, group="frontier_backtest", engine="h5netcdf") as back:
+        xr.testing.assert_allclose(back.load()[["coverage_80", "pit"]], ds[["coverage_80", "pit"]])
+        assert back["held_out_name"].values.tolist() == ds["held_out_name"].values.tolist()
+        assert back.attrs["pooled_row"] == "pooled"

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from test_backtest import _frontier_result
 from test_report import FIRST_ID, md_table, synthetic_tree
 
 from forecast.backtest import CURVE_PROBS, PROBS, OriginResult, add_backtest, backtest_dataset
@@ -336,6 +337,8 @@ def test_analyse_command_stores_groups_and_regenerates_reports(tmp_path, monkeyp
 
     monkeypatch.setattr(sens_module, "run_sensitivity", fake_sensitivity)
     monkeypatch.setattr(bt_module, "run_backtest", fake_backtest)
+    frontier = [_frontier_result(2022, [25.4, 26.6], [25.5, 26.5], [True, False])]
+    monkeypatch.setattr(bt_module, "run_frontier_backtest", lambda *a, **k: frontier)
     monkeypatch.setattr(report_module, "generate_reports", fast_generate)
 
     outputs = tmp_path / "outputs"
@@ -360,6 +363,9 @@ def test_analyse_command_stores_groups_and_regenerates_reports(tmp_path, monkeyp
     assert "scaling.batch_tokens_2024" in r.output
     with xr.open_dataset(path, group="forecast", engine="h5netcdf") as ds:
         assert "hit_year" in ds  # the forecast itself is kept
+    assert float(group(path, "frontier_backtest")["coverage_80"].sel(row="pooled")) == 0.5
+    frozen = group(path, "frozen_hardware")  # the real plan search for the H100
+    assert frozen.attrs["accelerator"] == "NVIDIA H100 SXM5" and "Frozen hardware" in r.output
     md = (path.parent / "report.md").read_text()
     assert "Sobol total-order indices" in md and BACKTEST_HEADING in md
     assert (path.parent / "deck.pptx").exists()

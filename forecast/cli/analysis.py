@@ -117,6 +117,21 @@ def backtest(
         list[int] | None,
         typer.Option(help="Origin year (repeatable); default 2018, 2020, 2022."),
     ] = None,
+    frontier: Annotated[
+        bool,
+        typer.Option(
+            "--frontier/--no-frontier",
+            help="Also backtest the frontier training-compute trend (group 'frontier_backtest').",
+        ),
+    ] = True,
+    frontier_origin: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--frontier-origin",
+            help="Origin year of the frontier-compute backtest (repeatable); default 2016, 2018, "
+            "2020, 2022.",
+        ),
+    ] = None,
     seed: SeedOpt = 0,
     priors: PriorsOpt = None,
     data_dir: DataDirOpt = None,
@@ -131,9 +146,13 @@ def backtest(
     json_out: JsonOpt = False,
 ) -> None:
     """Rolling-origin backtest: fit the hardware trends on flagships released before each origin
-    and score the predictive intervals of those released after (coverage, log score)."""
+    and score the predictive intervals of those released after (coverage, log score); the same
+    for the frontier training-compute trend on the record runs (coverage, PIT, median error).
+
+    --json prints {"hardware": [...], "frontier_compute": [...]} (the second empty with
+    --no-frontier)."""
     from forecast import analysis
-    from forecast.backtest import coverage_rows
+    from forecast.backtest import coverage_rows, frontier_coverage_rows
 
     run = analysis.backtest(
         forecast=forecast,
@@ -144,21 +163,37 @@ def backtest(
         draws=draws,
         warmup=warmup,
         seed=seed,
+        frontier=frontier,
+        frontier_origins=frontier_origin,
         progress=progress,
     )
     if run.stored_in is not None:
-        progress(f"stored group 'backtest' in {run.stored_in}")
+        groups = "'backtest' and 'frontier_backtest'" if frontier else "'backtest'"
+        progress(f"stored groups {groups} in {run.stored_in}")
     rows = coverage_rows(run.dataset)
+    frontier_rows = (
+        [] if run.frontier_dataset is None else frontier_coverage_rows(run.frontier_dataset)
+    )
     if json_out:
-        echo_json(json_clean(rows))
+        echo_json(json_clean({"hardware": rows, "frontier_compute": frontier_rows}))
         return
-    from forecast.cli.tables import backtest_table
+    from forecast.cli.tables import backtest_table, frontier_backtest_table
 
     header = (
         f"Backtest of the hardware trends ({chains} chains x {draws} draws per origin; "
-        f"{run.seconds:.0f} s; data {run.data_dir}): coverage of central predictive intervals"
+        f"{run.seconds - run.frontier_seconds:.0f} s; data {run.data_dir}): coverage of central "
+        "predictive intervals"
     )
     typer.echo(backtest_table(rows, header))
+    if frontier_rows:
+        typer.echo(
+            frontier_backtest_table(
+                frontier_rows,
+                f"\nBacktest of the frontier training-compute trend (record runs; "
+                f"{run.frontier_seconds:.0f} s): coverage of central predictive intervals, "
+                "median error (observed - predicted median) and mean PIT",
+            )
+        )
 
 
 @app.command()

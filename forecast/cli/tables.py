@@ -255,6 +255,33 @@ _BASIS_TEXT = {
 }
 
 
+def frontier_backtest_table(rows: list[dict], header_line: str) -> str:
+    """``wallcast backtest``: the frontier-compute backtest per origin and pooled."""
+    header = ["origin", "train", "from", "growth x/yr", "held out", "50%", "80%", "95%"]
+    header += ["median error dex", "mean PIT", "r-hat max"]
+
+    def num(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    body = [
+        [
+            r["origin"],
+            str(r["n_train"]),
+            num(r["train_start_year"], ".0f"),
+            num(r["growth_median"], ".1f"),
+            str(r["n_held_out"]),
+            _pct_or_dash(r["coverage_50"]),
+            _pct_or_dash(r["coverage_80"]),
+            _pct_or_dash(r["coverage_95"]),
+            num(r["median_error_dex"], "+.2f"),
+            num(r["pit_mean"], ".2f"),
+            num(r["rhat_max"], ".3f"),
+        ]
+        for r in rows
+    ]
+    return "\n".join([header_line, *render(header, body, right=tuple(range(1, 11)))])
+
+
 def analysis_summary(analysis: Any) -> str:
     """``wallcast analyse``: the largest driver per target and the backtest's 80% coverage
     (``analysis`` is a :class:`forecast.analysis.Analysis`)."""
@@ -271,11 +298,35 @@ def analysis_summary(analysis: Any) -> str:
     lines += render(["  target", "input", "index"], body)[2:]
     lines.append(
         f"Backtest ({analysis.backtest_draws} draws per chain, "
-        f"{analysis.backtest_seconds:.0f} s, data {analysis.data_dir}): 80% interval covers"
+        f"{analysis.backtest_seconds - analysis.backtest.frontier_seconds:.0f} s, data "
+        f"{analysis.data_dir}): 80% interval covers"
     )
     for row in analysis.coverage():
         lines.append(
             f"  origin {row['origin']}: {_pct_or_dash(row['coverage_80'])} of "
             f"{row['n_held_out']} held-out values"
+        )
+    frontier = analysis.frontier_coverage()
+    if frontier:
+        lines.append(
+            f"Frontier-compute backtest ({analysis.backtest.frontier_seconds:.0f} s): 80% interval "
+            "covers"
+        )
+        for row in frontier:
+            label = "pooled" if row["origin"] == "pooled" else f"origin {row['origin']}"
+            lines.append(
+                f"  {label}: {_pct_or_dash(row['coverage_80'])} of "
+                f"{row['n_held_out']} held-out records, median error "
+                f"{row['median_error_dex']:+.2f} dex"
+            )
+    if analysis.frozen is not None:
+        from forecast.frozen import summary
+
+        ds = analysis.frozen.dataset
+        dm = summary(ds, "data_movement")
+        lines.append(
+            f"Frozen hardware ({ds.attrs.get('accelerator')}, {analysis.frozen.seconds:.0f} s): "
+            f"data-movement wall {fmt_flop(dm['wall_flop'])} FLOP, reached in "
+            f"{fmt_year(dm['median'])} ({fmt_year(dm['lower'])} - {fmt_year(dm['upper'])})"
         )
     return "\n".join(lines)

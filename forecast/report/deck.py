@@ -16,6 +16,7 @@ from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.util import Emu, Inches, Pt
 
+from forecast.formatting import fmt_flop, fmt_year
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.cost import (
@@ -30,6 +31,7 @@ from forecast.report.cost import (
     signposts,
 )
 from forecast.report.drivers import backtest_summary, pct_or_dash
+from forecast.report.frontier import frontier_backtest_summary, frozen_summary
 from forecast.report.numbers import Forecast, assumptions, headline, summary_rows, wall_label
 from forecast.report.textfit import text_width_pt
 
@@ -280,6 +282,15 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             cov = Figure(r["coverage_80"], pct_or_dash(r["coverage_80"]))
             record(cov)
             lines.append(f"origin {origin}: {cov.text} of {r['n_held_out']} held out")
+        fbt = frontier_backtest_summary(fc)
+        if fbt is not None:
+            pooled_row = fbt.row(fbt.pooled)
+            fcov = Figure(pooled_row["coverage_80"], pct_or_dash(pooled_row["coverage_80"]))
+            record(fcov)
+            lines.append(
+                f"frontier compute: {fcov.text} of {int(pooled_row['n_held_out'])} later records "
+                f"(origins {fbt.origins[0]}–{fbt.origins[-1]})"
+            )
         lines.append(
             (
                 "Hardware trends refitted on parts released before each origin; "
@@ -357,6 +368,41 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         size=18,
     )
     record(cf["latency_wall_median"], cf["dm_years_after_2024"], cf["dm_hit_year_median"])
+
+    # 6b. the paper's framing: hardware frozen at the H100 (only with a frozen_hardware group)
+    fz = frozen_summary(fc)
+    if fz is not None:
+        dm_f, dm_full = fz.frozen["data_movement"], fz.full["data_movement"]
+        frozen_year = Figure(dm_f["median"], fmt_year(dm_f["median"], last))
+        full_year = Figure(dm_full["median"], fmt_year(dm_full["median"], last))
+        frozen_wall = Figure(dm_f["wall_flop"], fmt_flop(dm_f["wall_flop"]))
+        slide = _new(
+            prs,
+            f"Data-movement wall at frozen {fz.accelerator.removeprefix('NVIDIA ')} hardware: "
+            f"{frozen_year.text}; with improving hardware: {full_year.text}",
+        )
+        record(frozen_year, full_year, frozen_wall)
+        _text(
+            slide,
+            [
+                "The paper's framing [erdil2024]: today's hardware, ~1e28 FLOP, 'a barrier in "
+                "about three years'.",
+                f"Frozen at the {fz.accelerator} (8-GPU domain, today's latencies), this "
+                f"forecast's inputs put the wall at {frozen_wall.text} FLOP; the frontier run on "
+                f"its fitted trend reaches it in {frozen_year.text} "
+                f"({fmt_year(dm_f['lower'], last)}–{fmt_year(dm_f['upper'], last)}).",
+                f"The full forecast: {full_year.text} "
+                f"({fmt_year(dm_full['lower'], last)}–{fmt_year(dm_full['upper'], last)}). "
+                "Its wall moves with the hardware: 72-GPU domains from 2025 and growing, more "
+                "memory and network bandwidth per chip.",
+            ],
+            MARGIN,
+            top,
+            content_w,
+            HEIGHT - top - Inches(0.3),
+            size=BODY_PT,
+            space_after=14,
+        )
 
     # 7. what changed
     if changes.first:

@@ -33,6 +33,7 @@ from forecast.report.drivers import (
     tornado_table_cells,
     uncertainty_drivers,
 )
+from forecast.report.frontier import frontier_backtest_blocks, frozen_blocks
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
 from forecast.report.not_modelled import not_modelled
 from forecast.report.numbers import (
@@ -84,6 +85,10 @@ def report_blocks(
     def figure(key: str, fig: Figure, caption: str) -> None:
         figures[key] = fig
         blocks.append(Block("figure", caption, key=key, png=charts.to_png(fig), figure=fig))
+
+    def add_blocks(made: list[Block]) -> None:  # blocks of a section module, with their figures
+        figures.update({b.key: b.figure for b in made if b.kind == "figure"})
+        blocks.extend(made)
 
     posts = signposts(fc, h.wall)
     if posts:
@@ -142,6 +147,8 @@ def report_blocks(
         "Distribution of the hit year of each wall, per scenario (share of draws per calendar year).",
     )
 
+    add_blocks(frozen_blocks(fc))
+
     blocks.append(Block("h2", "What drives the uncertainty"))
     sobol = sobol_drivers(fc)
     if sobol is not None:
@@ -176,8 +183,10 @@ def report_blocks(
             blocks.append(Block("p", "No sampled inputs in this forecast."))
 
     bt = backtest_summary(fc)
-    if bt is not None:
+    frontier_bt = frontier_backtest_blocks(fc)
+    if bt is not None or frontier_bt:
         blocks.append(Block("h2", BACKTEST_HEADING))
+    if bt is not None:
         blocks.append(
             Block(
                 "p",
@@ -202,6 +211,7 @@ def report_blocks(
             blocks.append(Block("p", "Per metric:"))
             m_header, m_body = backtest_table_cells(bt, per_metric=True)
             blocks.append(Block("table", header=m_header, rows=m_body))
+    add_blocks(frontier_bt)
 
     blocks.append(Block("h2", "Walls of today's accelerators"))
     if accelerators is not None and accelerators.rows:
