@@ -6,8 +6,9 @@ so that tests can read each number back and compare it with the dataset:
 * :func:`cost_summary`: median and 80 % interval of ``cost_multiplier``,
   ``frontier_utilization`` and ``min_run_days`` of the frontier run of one year and scenario
   (the numbers of ``wallcast query --what cost``);
-* :func:`signposts`: for the inputs that move the hit year most, the value today (prior median),
-  the values that would move the median hit year one year earlier or later, and where to watch;
+* :func:`signposts`: for the inputs that move the hit year most, the value today (its median:
+  posterior when fitted to data, else prior), the values that would move the median hit year
+  one year earlier or later, and where to watch;
   from the forecast's ``sensitivity`` group (tornado: hit year with the input at its 10th, 50th
   and 90th percentile) when present, else from the forecast's own draws (least-squares slope of
   the hit year on the input, in log10 for positive inputs);
@@ -320,8 +321,8 @@ def signpost_method(posts: list[Signpost], wall: str) -> str:
         "the forecast's draws (no sensitivity group: `wallcast analyse` adds one)"
     )
     return (
-        f"Inputs that move the {wall_label(wall)} wall's hit year most; 'today': the prior "
-        f"median; the values at which the median hit year would move a year earlier or later, "
+        f"Inputs that move the {wall_label(wall)} wall's hit year most; 'today': the input's "
+        f"median (the posterior median for inputs fitted to data, else the prior's); the values at which the median hit year would move a year earlier or later, "
         f"from {how}."
     )
 

@@ -12,7 +12,7 @@ NumPy/xarray (and SciPy's ``rankdata``) only.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,8 @@ from forecast.report.numbers import Forecast, wall_label
 
 DRIVER_METHOD = (
     "Spearman rank correlation, over the draws of the {scenario} scenario, between each "
-    "uncertain input (sampled priors and fitted trend slopes) and the hit year of the "
+    "uncertain input (prior draws, posterior draws of the inputs fitted to data, and fitted "
+    "trend slopes) and the hit year of the "
     "{wall} wall (draws that never hit rank last). Positive: a larger input delays the wall."
 )
 
@@ -128,6 +129,7 @@ class SobolDrivers:
     evaluations: int | None
     bootstrap: int | None
     prior_set: str
+    fitted: list[str] = field(default_factory=list)  # inputs drawn from the joint posterior
 
     @property
     def method(self) -> str:
@@ -138,10 +140,19 @@ class SobolDrivers:
             if self.bootstrap is None
             else f"95% bootstrap intervals from {self.bootstrap} resamples"
         )
+        priors = self.prior_set or "forecast priors"
+        if self.fitted:
+            sampled = (
+                f"The joint model's ranking: the {len(self.fitted)} inputs fitted to data "
+                f"({', '.join(self.fitted)}) enter through their posterior, the others through "
+                f"their priors ({priors})"
+            )
+        else:
+            sampled = f"Inputs sampled from their priors ({priors})"
         return (
             f"Sobol total-order indices, N = {n} base samples{evals} (Saltelli design; "
-            f"first order: Saltelli 2010, total: Jansen 1999), {boot}. Inputs sampled from their "
-            f"priors ({self.prior_set or 'forecast priors'}); whiskers: 95% intervals."
+            f"first order: Saltelli 2010, total: Jansen 1999), {boot}. {sampled}; "
+            "whiskers: 95% intervals."
         )
 
     def target(self, wall: str) -> SobolTarget | None:
@@ -205,12 +216,16 @@ def sobol_drivers(fc: Forecast, top: int | None = SOBOL_TOP) -> SobolDrivers | N
         v = a.get(key)
         return None if v is None else int(v)
 
+    from forecast.report.evidence import fitted_keys
+
+    ranked = {str(x) for x in np.asarray(ds["input"].values)}
     return SobolDrivers(
         targets=out,
         samples=attr_int("sensitivity_samples"),
         evaluations=attr_int("sensitivity_evaluations"),
         bootstrap=attr_int("sensitivity_bootstrap"),
         prior_set=str(a.get("sensitivity_prior_set", "")),
+        fitted=[k for k in fitted_keys(fc) if k in ranked],
     )
 
 
