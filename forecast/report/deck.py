@@ -30,6 +30,13 @@ from forecast.report.cost import (
     signposts,
 )
 from forecast.report.drivers import backtest_summary, pct_or_dash
+from forecast.report.evidence import (
+    fitted_inputs,
+    fitted_keys,
+    headline_input,
+    provenance_counts,
+    provenance_rows,
+)
 from forecast.report.numbers import Forecast, assumptions, headline, summary_rows, wall_label
 from forecast.report.textfit import text_width_pt
 
@@ -161,7 +168,8 @@ def _short_prior(described: str) -> str:
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:
-    """8-10 slides, each titled with its point and that point's number from the dataset.
+    """8-11 slides, each titled with its point and that point's number from the dataset (the
+    backtest and the prior-against-posterior slides only when the forecast has their data).
 
     The numbers shown are recorded on the presentation as ``prs.wallcast_figures`` (slide
     index -> list of :class:`forecast.report.cost.Figure`), which the tests read back.
@@ -249,7 +257,12 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
         note(
             slide,
-            "One input at a time at its 10th or 90th prior percentile; "
+            "One input at a time at its 10th or 90th "
+            + (
+                "percentile (posterior when fitted to data); "
+                if fitted_keys(fc)
+                else "prior percentile; "
+            )
             + (
                 "from the sensitivity analysis (`wallcast analyse`)."
                 if e.method == "sensitivity"
@@ -323,7 +336,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
                     if v is not None
                 )
             )
-        note(slide, "Today: prior median. Sources in the appendix (docs/sources.md).", Inches(0.6))
+        today = "median (posterior when fitted)" if fitted_keys(fc) else "prior median"
+        note(slide, f"Today: {today}. Sources in the appendix (docs/sources.md).", Inches(0.6))
 
     # 6. comparison with published estimates
     cmp = comparison(fc)
@@ -357,6 +371,38 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         size=18,
     )
     record(cf["latency_wall_median"], cf["dm_years_after_2024"], cf["dm_hit_year_median"])
+
+    # 6b. what the data says: prior against posterior of the fitted inputs
+    items = fitted_inputs(fc)
+    if items is not None:
+        it = headline_input(items)
+        ef = it.figures
+        unit = " tokens" if it.unit == "tokens" else ""
+        slide = _new(
+            prs,
+            f"Fitted to data, {it.label[0].lower() + it.label[1:]} is "
+            f"{ef['posterior_median'].text}{unit} (80%: {ef['posterior_lower'].text}–"
+            f"{ef['posterior_upper'].text}), not the prior's {ef['prior_median'].text}",
+        )
+        record(ef["posterior_median"], ef["posterior_lower"], ef["posterior_upper"])
+        record(ef["prior_median"])
+        fig = charts.prior_posterior_chart(items, scale=1.2, figsize=(13.0, 5.6))
+        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+        prov = provenance_rows(fc)
+        if prov is not None:
+            counts = provenance_counts(prov)
+            tables = sorted({i.table for i in items})
+            inputs_line = (
+                f"Inputs: {counts['fitted']} fitted to data ({', '.join(tables)}), "
+                f"{counts['prior']} priors with a public source, {counts['fixed']} fixed; "
+                "every one with its origin in report.html."
+            )
+            record(*(Figure(counts[k], str(counts[k])) for k in ("fitted", "prior", "fixed")))
+        else:
+            inputs_line = (
+                "Light: prior; dark: posterior of the joint model (details in report.html)."
+            )
+        note(slide, inputs_line)
 
     # 7. what changed
     if changes.first:
