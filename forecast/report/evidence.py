@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from forecast.formatting import fmt_pct, fmt_value
+from forecast.formatting import fmt_count, fmt_pct, fmt_value
 from forecast.priors.registry import FITTED_INPUTS, PARAMETERS
 from forecast.report.cost import Figure
 from forecast.report.numbers import PROB, Forecast
@@ -236,6 +237,19 @@ class InputEvidence:
         )
 
 
+def _label(fc: Forecast, key: str) -> str:
+    """The input's noun phrase; the depth level names its reference size from the priors."""
+    if key == "scaling.layers_at_reference":
+        try:
+            ref = tomllib.loads(str(fc.attrs.get("priors_text", "")))["scaling"][
+                "layer_reference_params"
+            ]["value"]
+            return f"The depth of a {fmt_count(float(ref), 3)}-parameter dense model"
+        except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError):
+            pass
+    return INPUT_LABELS.get(key, key)
+
+
 def fitted_inputs(fc: Forecast, scenario: str | None = None) -> list[InputEvidence] | None:
     """The fitted inputs of the joint model, in registry order, with prior and posterior draws;
     None when the forecast has no ``/prior`` group or none of the variables."""
@@ -252,7 +266,7 @@ def fitted_inputs(fc: Forecast, scenario: str | None = None) -> list[InputEviden
         table = spec.table if "/" in spec.table else f"data/{spec.table}"
         item = InputEvidence(
             key=key,
-            label=INPUT_LABELS.get(key, key),
+            label=_label(fc, key),
             unit=unit,
             law=spec.law,
             table=table,
