@@ -250,22 +250,82 @@ def test_provenance_table_lists_every_input_of_the_baseline(evidence):
     assert "late-walls: scaling.batch_tokens_2024." in part  # the scenario's what-if
 
 
-def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
+def joint_sensitivity(kinds: bool = True) -> xr.Dataset:
+    """The synthetic Sobol ranking of ``test_report_analyses`` as the joint model's: the fitted
+    inputs (and trend growth) marked as drawn from the posterior, as ``wallcast analyse`` does."""
     from test_report_analyses import synthetic_sensitivity
 
+    from forecast.sensitivity import sensitivity_dataset
+
+    ds = sensitivity_dataset(synthetic_sensitivity())
+    if kinds:
+        fitted = [k in FITTED_INPUTS or k.startswith("frontier.") for k in ds["input"].values]
+        ds["input_kind"] = ("input", np.where(fitted, "posterior", "prior"))
+    return ds
+
+
+def priors_only_sensitivity() -> xr.Dataset:
+    """The priors-only ranking: the same inputs, the batch level's total index twice as large."""
+    ds = joint_sensitivity(kinds=False)
+    batch = ds["input"] == "scaling.batch_tokens_2024"
+    for name in ("total", "total_low", "total_high"):
+        ds[name] = xr.where(batch, ds[name] + 0.2, ds[name]).transpose("target", "input")
+    return ds
+
+
+def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     from forecast.report import write_report_files
-    from forecast.sensitivity import add_sensitivity, sensitivity_dataset
+    from forecast.storage import add_group
 
     path = publish(evidence_tree(SECOND_ID, seed=6), tmp_path / "o", SECOND_ID) / "forecast.nc"
-    add_sensitivity(path, sensitivity_dataset(synthetic_sensitivity()))
+    add_group(path, "sensitivity", joint_sensitivity())
     md = write_report_files(path, tmp_path / "r", accelerators=False)["report_md"].read_text()
     part = section(md, "## What drives the uncertainty")
-    ranked = set(group(path, "sensitivity")["input"].values.astype(str))
-    fitted = [k for k in FITTED_INPUTS if k in ranked]
-    assert fitted  # the synthetic ranking has batch level and depth exponent
-    listed = re.search(rf"the {len(fitted)} inputs fitted to data \(([^)]*)\) enter through", part)
+    sens = group(path, "sensitivity")
+    fitted = sens["input"].values[sens["input_kind"].values == "posterior"].astype(str)
+    assert len(fitted) == 3  # batch level, depth exponent, frontier growth
+    listed = re.search(rf"the {len(fitted)} inputs the forecast fitted to data \(([^)]*)\)", part)
     assert listed and set(listed.group(1).split(", ")) == set(fitted)
     assert "inputs fitted to data enter through their joint posterior" in part  # the caption
+    assert "Before → after" not in part  # no priors-only ranking stored
+
+
+def test_sobol_before_after_for_the_batch_level(tmp_path):
+    from pptx import Presentation
+
+    from forecast.report import generate_reports
+    from forecast.storage import add_group
+
+    path = publish(evidence_tree(SECOND_ID, seed=8), tmp_path / "o", SECOND_ID) / "forecast.nc"
+    add_group(path, "sensitivity", joint_sensitivity())
+    add_group(path, "sensitivity_prior", priors_only_sensitivity())
+    written = generate_reports(path, tmp_path / "r", accelerators=False, previous=False)
+    part = section(written["report_md"].read_text(), "## What drives the uncertainty")
+    after, before = group(path, "sensitivity"), group(path, "sensitivity_prior")
+    for wall, label in (("data_movement", "data-movement"), ("latency", "latency")):
+        target = f"{wall}_hit_year"
+
+        def ci(ds, target=target):
+            s = ds.sel(target=target, input="scaling.batch_tokens_2024")
+            return f"{float(s['total']):.2f} [{float(s['total_low']):.2f}, {float(s['total_high']):.2f}]"
+
+        def rank(ds, target=target):
+            total = ds["total"].sel(target=target).values
+            order = list(ds["input"].values[np.argsort(-total, kind="stable")])
+            return order.index("scaling.batch_tokens_2024") + 1
+
+        assert (
+            f"{label} wall: total index of scaling.batch_tokens_2024 {ci(before)} "
+            f"(rank {rank(before)}) with every input from its prior → {ci(after)} "
+            f"(rank {rank(after)}) with the fitted inputs from the posterior." in part
+        )
+    prs = Presentation(str(written["deck"]))
+    tornado = next(s for s in prs.slides if "moves the wall most" in s.shapes.title.text)
+    key = {"target": "data_movement_hit_year", "input": "scaling.batch_tokens_2024"}
+    b, a = (float(ds["total"].sel(key)) for ds in (before, after))
+    text = slide_text(tornado)
+    assert f"critical batch size: {b:.2f} with priors only → {a:.2f} now" in text
+    assert "posterior when fitted to data" in text
 
 
 # ----------------------------------------------------------------------------- old forecasts
@@ -304,15 +364,16 @@ def test_forecast_with_prior_group_but_no_provenance(tmp_path):
 def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     """The prior-against-posterior slide with every analysis present (11 slides at most)."""
     from pptx import Presentation
-    from test_report_analyses import synthetic_backtest, synthetic_sensitivity
+    from test_report_analyses import synthetic_backtest
 
     from forecast.backtest import add_backtest, backtest_dataset
     from forecast.report import write_deck_file
     from forecast.report.textfit import overflows
-    from forecast.sensitivity import add_sensitivity, sensitivity_dataset
+    from forecast.storage import add_group
 
     path = publish(evidence_tree(SECOND_ID, seed=7), tmp_path / "o", SECOND_ID) / "forecast.nc"
-    add_sensitivity(path, sensitivity_dataset(synthetic_sensitivity()))
+    add_group(path, "sensitivity", joint_sensitivity())
+    add_group(path, "sensitivity_prior", priors_only_sensitivity())
     add_backtest(path, backtest_dataset(synthetic_backtest()))
     prs = Presentation(str(write_deck_file(path, tmp_path / "d", previous=False)))
     titles = [s.shapes.title.text for s in prs.slides]

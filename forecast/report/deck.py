@@ -20,6 +20,7 @@ from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.cost import (
     SIGNPOST_HEADER,
+    WATCH,
     Figure,
     comparison,
     cost_summary,
@@ -29,7 +30,12 @@ from forecast.report.cost import (
     input_effects,
     signposts,
 )
-from forecast.report.drivers import backtest_summary, pct_or_dash
+from forecast.report.drivers import (
+    backtest_summary,
+    pct_or_dash,
+    sobol_before_after,
+    sobol_drivers,
+)
 from forecast.report.evidence import (
     fitted_inputs,
     fitted_keys,
@@ -255,21 +261,28 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         record(swing)
         fig = charts.tornado_chart(effects, h.wall, scale=CHART_SCALE, figsize=(12.5, 5.0))
         _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
-        note(
-            slide,
+        if e.method == "sensitivity":
+            sd = sobol_drivers(fc, top=None)
+            fitted = bool(sd is not None and sd.fitted)
+        else:
+            fitted = bool(fitted_keys(fc))
+        text = (
             "One input at a time at its 10th or 90th "
-            + (
-                "percentile (posterior when fitted to data); "
-                if fitted_keys(fc)
-                else "prior percentile; "
-            )
+            + ("percentile (posterior when fitted to data); " if fitted else "prior percentile; ")
             + (
                 "from the sensitivity analysis (`wallcast analyse`)."
                 if e.method == "sensitivity"
                 else "from the slope of the hit year on the input over the forecast's draws "
                 "(no sensitivity analysis in this forecast)."
-            ),
+            )
         )
+        moved = [m for m in sobol_before_after(fc) if m.wall == h.wall]
+        if moved:
+            b, a = (Figure(v, f"{v:.2f}") for v in (moved[0].before[0], moved[0].after[0]))
+            record(b, a)
+            label = WATCH.get(moved[0].key, (moved[0].key, ""))[0]
+            text += f" Total index of the {label}: {b.text} with priors only → {a.text} now."
+        note(slide, text)
 
     # 4b. backtest (only when the forecast has a backtest group)
     bt = backtest_summary(fc)

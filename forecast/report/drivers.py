@@ -143,9 +143,9 @@ class SobolDrivers:
         priors = self.prior_set or "forecast priors"
         if self.fitted:
             sampled = (
-                f"The joint model's ranking: the {len(self.fitted)} inputs fitted to data "
-                f"({', '.join(self.fitted)}) enter through their posterior, the others through "
-                f"their priors ({priors})"
+                f"The joint model's ranking: the {len(self.fitted)} inputs the forecast fitted "
+                f"to data ({', '.join(self.fitted)}) are drawn from its posterior (each law's "
+                f"inputs jointly), the others from their priors ({priors})"
             )
         else:
             sampled = f"Inputs sampled from their priors ({priors})"
@@ -159,10 +159,18 @@ class SobolDrivers:
         return next((t for t in self.targets if t.wall == wall), None)
 
 
-def sobol_drivers(fc: Forecast, top: int | None = SOBOL_TOP) -> SobolDrivers | None:
+SENSITIVITY_GROUP = "sensitivity"
+"""The ranking of the forecast's own inputs: fitted ones from its posterior (issue 12)."""
+PRIOR_SENSITIVITY_GROUP = "sensitivity_prior"
+"""The priors-only ranking (every input from its prior), kept for the before -> after."""
+
+
+def sobol_drivers(
+    fc: Forecast, top: int | None = SOBOL_TOP, group: str = SENSITIVITY_GROUP
+) -> SobolDrivers | None:
     """Inputs ranked by their total Sobol index for the hit year of each wall, from the
-    forecast's ``sensitivity`` group (None when it has none)."""
-    ds = fc.group("sensitivity")
+    forecast's ``sensitivity`` group (or ``group``; None when it has none)."""
+    ds = fc.group(group)
     if ds is None or "total" not in ds or "target" not in ds.dims:
         return None
     targets = [str(t) for t in ds["target"].values]
@@ -216,17 +224,75 @@ def sobol_drivers(fc: Forecast, top: int | None = SOBOL_TOP) -> SobolDrivers | N
         v = a.get(key)
         return None if v is None else int(v)
 
-    from forecast.report.evidence import fitted_keys
-
-    ranked = {str(x) for x in np.asarray(ds["input"].values)}
+    kinds = (
+        [str(k) for k in np.asarray(ds["input_kind"].values)]
+        if "input_kind" in ds
+        else ["prior"] * ds.sizes["input"]  # analyses before issue 12 sampled every prior
+    )
     return SobolDrivers(
         targets=out,
         samples=attr_int("sensitivity_samples"),
         evaluations=attr_int("sensitivity_evaluations"),
         bootstrap=attr_int("sensitivity_bootstrap"),
         prior_set=str(a.get("sensitivity_prior_set", "")),
-        fitted=[k for k in fitted_keys(fc) if k in ranked],
+        fitted=[
+            str(name)
+            for name, kind in zip(np.asarray(ds["input"].values), kinds, strict=True)
+            if kind == "posterior"
+        ],
     )
+
+
+BEFORE_AFTER_INPUT = "scaling.batch_tokens_2024"
+"""The input whose index the report compares before and after the joint model (issue 12: it
+held half the data-movement hit year's variance when every input came from its prior)."""
+
+
+@dataclass
+class BeforeAfter:
+    """One input's total Sobol index for one wall's hit year: priors only -> joint posterior."""
+
+    key: str
+    wall: str
+    before: tuple[float, float, float]  # total index, 95% low, high
+    after: tuple[float, float, float]
+    rank_before: int
+    rank_after: int
+
+    @property
+    def sentence(self) -> str:
+        b, a = self.before, self.after
+        return (
+            f"{wall_label(self.wall)} wall: total index of {self.key} "
+            f"{_ci(*b)} (rank {self.rank_before}) with every input from its prior → "
+            f"{_ci(*a)} (rank {self.rank_after}) with the fitted inputs from the posterior."
+        )
+
+
+def sobol_before_after(fc: Forecast, key: str = BEFORE_AFTER_INPUT) -> list[BeforeAfter]:
+    """``key``'s total index per wall's hit year in the priors-only ranking
+    (``sensitivity_prior``) and in the forecast's (``sensitivity``); empty unless both rank it."""
+    after = sobol_drivers(fc, top=None)
+    before = sobol_drivers(fc, top=None, group=PRIOR_SENSITIVITY_GROUP)
+    if after is None or before is None:
+        return []
+    out = []
+    for ta in after.targets:
+        tb = before.target(ta.wall)
+        if tb is None or key not in ta.inputs or key not in tb.inputs:
+            continue
+        i, j = tb.inputs.index(key), ta.inputs.index(key)
+        out.append(
+            BeforeAfter(
+                key,
+                ta.wall,
+                (float(tb.total[i]), float(tb.total_low[i]), float(tb.total_high[i])),
+                (float(ta.total[j]), float(ta.total_low[j]), float(ta.total_high[j])),
+                i + 1,
+                j + 1,
+            )
+        )
+    return out
 
 
 TORNADO_HEADER = [

@@ -28,6 +28,7 @@ from forecast.report.drivers import (
     backtest_sentence,
     backtest_summary,
     backtest_table_cells,
+    sobol_before_after,
     sobol_drivers,
     sobol_sentences,
     tornado_table_cells,
@@ -166,6 +167,16 @@ def report_blocks(
     if sobol is not None:
         blocks.append(Block("p", sobol.method))
         blocks.append(Block("ul", items=sobol_sentences(sobol, last)))
+        moved = sobol_before_after(fc)
+        if moved:
+            blocks.append(
+                Block(
+                    "p",
+                    "Before → after the joint model (the same analysis with every input from its "
+                    "prior, stored beside it):",
+                )
+            )
+            blocks.append(Block("ul", items=[m.sentence for m in moved]))
         figure(
             "sobol",
             charts.sobol_chart(sobol),
