@@ -96,6 +96,18 @@ WATCH = {
         "scale-out bandwidth per accelerator",
         "NICs per accelerator of shipped systems [nvidia-nvlink-domain]",
     ),
+    "frontier.compute_growth_per_year": (
+        "growth of frontier training compute",
+        "training compute of newly reported record runs [epoch-notable-models]",
+    ),
+    "hardware.flops_growth_per_year": (
+        "growth of accelerator FLOP/s",
+        "peak dense FLOP/s of newly announced flagship accelerators [epoch-ml-hardware]",
+    ),
+    "hardware.hbm_bandwidth_growth_per_year": (
+        "growth of HBM bandwidth",
+        "memory bandwidth of newly announced flagship accelerators [epoch-ml-hardware]",
+    ),
     "scaling.tokens_per_param": (
         "tokens per parameter",
         "data-to-parameter ratios of published runs [hoffmann2022]",

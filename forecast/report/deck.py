@@ -443,9 +443,15 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     half = (len(items) + 1) // 2
     col_w = (content_w - Inches(0.3)) // 2
     room = col_w / 12700 - 16  # points of one line, less the insets
+    fitted = set(fitted_keys(fc))
     for k, part in enumerate((items[:half], items[half:])):
         lines = [
-            _fit_line(f"{it['key']}: {_short_prior(it['prior'])}", APPENDIX_PT, room) for it in part
+            _fit_line(
+                f"{'* ' if it['key'] in fitted else ''}{it['key']}: {_short_prior(it['prior'])}",
+                APPENDIX_PT,
+                room,
+            )
+            for it in part
         ]
         if lines:
             _text(
@@ -460,8 +466,12 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             )
     note(
         slide,
-        f"Priors {fc.attrs.get('priors_name', '?')}: median, 80% interval; sources of each "
-        "prior in report.html and the priors file.",
+        f"Priors {fc.attrs.get('priors_name', '?')}: median, 80% interval; "
+        + (
+            "* fitted to data (posterior used); sources: report.html, priors file."
+            if fitted
+            else "sources of each prior in report.html and the priors file."
+        ),
         Inches(0.6),
     )
 
