@@ -284,8 +284,11 @@ def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     sens = group(path, "sensitivity")
     fitted = sens["input"].values[sens["input_kind"].values == "posterior"].astype(str)
     assert len(fitted) == 3  # batch level, depth exponent, frontier growth
-    listed = re.search(rf"the {len(fitted)} inputs the forecast fitted to data \(([^)]*)\)", part)
-    assert listed and set(listed.group(1).split(", ")) == set(fitted)
+    assert f"the {len(fitted)} inputs the forecast fitted to data" in part
+    rows = md_table(part, "wall | rank | input")
+    kinds = dict(zip(sens["input"].values.astype(str), sens["input_kind"].values, strict=True))
+    assert rows and all(r[-1] == kinds[r[2]] for r in rows)  # column "drawn from"
+    assert {r[2] for r in rows if r[-1] == "posterior"} == set(fitted)
     assert "inputs fitted to data enter through their joint posterior" in part  # the caption
     assert "Before → after" not in part  # no priors-only ranking stored
 

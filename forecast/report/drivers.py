@@ -117,6 +117,7 @@ class SobolTarget:
     tornado_high: np.ndarray
     input_p10: np.ndarray
     input_p90: np.ndarray
+    kinds: list[str] = field(default_factory=list)  # where each input is drawn from ([] unknown)
 
 
 @dataclass
@@ -144,8 +145,9 @@ class SobolDrivers:
         if self.fitted:
             sampled = (
                 f"The joint model's ranking: the {len(self.fitted)} inputs the forecast fitted "
-                f"to data ({', '.join(self.fitted)}) are drawn from its posterior (each law's "
-                f"inputs jointly), the others from their priors ({priors})"
+                "to data (scaling laws, utilization, domain growth and the trends; 'posterior' "
+                "in the table's last column) are drawn from its posterior, each law's inputs "
+                f"jointly; the others from their priors ({priors})"
             )
         else:
             sampled = f"Inputs sampled from their priors ({priors})"
@@ -214,6 +216,11 @@ def sobol_drivers(
                 tornado_high=get("tornado_high"),
                 input_p10=get("input_p10"),
                 input_p90=get("input_p90"),
+                kinds=(
+                    [str(k) for k in np.asarray(sub["input_kind"].values)[order]]
+                    if "input_kind" in sub
+                    else []
+                ),
             )
         )
     if not out:
@@ -305,10 +312,16 @@ TORNADO_HEADER = [
     "hit year at input p10 → p90",
     "swing (years)",
 ]
+"""Columns of the tornado table; "drawn from" (prior, posterior, scenario) is added when the
+sensitivity group records where each input came from."""
 
 
 def tornado_table_cells(sd: SobolDrivers) -> tuple[list[str], list[list[str]]]:
     """Per wall's hit year, the ranked inputs with indices and the one-at-a-time swing."""
+    header = list(TORNADO_HEADER)
+    kinds = any(t.kinds for t in sd.targets)
+    if kinds:
+        header.append("drawn from")
     body = []
     for t in sd.targets:
         for i, name in enumerate(t.inputs):
@@ -325,7 +338,9 @@ def tornado_table_cells(sd: SobolDrivers) -> tuple[list[str], list[list[str]]]:
                     f"{hi - lo:+.1f}",
                 ]
             )
-    return list(TORNADO_HEADER), body
+            if kinds:
+                body[-1].append(t.kinds[i] if i < len(t.kinds) else "prior")
+    return header, body
 
 
 def sobol_sentences(sd: SobolDrivers, last_year: int, top: int = 3) -> list[str]:
