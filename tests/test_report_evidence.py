@@ -291,6 +291,14 @@ def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     assert {r[2] for r in rows if r[-1] == "posterior"} == set(fitted)
     assert "inputs fitted to data enter through their joint posterior" in part  # the caption
     assert "Before → after" not in part  # no priors-only ranking stored
+    from forecast.report import charts
+    from forecast.report.drivers import sobol_drivers
+    from forecast.report.numbers import load_forecast
+
+    fig = charts.sobol_chart(sobol_drivers(load_forecast(path)))
+    for ax in fig.axes:
+        for label in (t.get_text() for t in ax.get_yticklabels()):
+            assert label.endswith(" *") == (label.removesuffix(" *") in fitted), label
 
 
 def test_sobol_before_after_for_the_batch_level(tmp_path):

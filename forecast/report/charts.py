@@ -508,7 +508,11 @@ def sobol_chart(
                     error_kw={"ecolor": BLACK, "elinewidth": 1.2 * scale, "capsize": 3 * scale},
                     label=label,
                 )
-            ax.set_yticks(y, t.inputs[:k])
+            names = [
+                f"{name} *" if i < len(t.kinds) and t.kinds[i] == "posterior" else name
+                for i, name in enumerate(t.inputs[:k])
+            ]
+            ax.set_yticks(y, names)
             ax.axvline(0, color="0.3", lw=1)
             ax.set_xlim(*xlim)
             ax.set_xlabel("Sobol index (fraction of variance)")
@@ -520,7 +524,10 @@ def sobol_chart(
             ax.yaxis.label.set_visible(False)
         axes[0].legend(loc="lower right", framealpha=0.9)
         n = "?" if sd.samples is None else f"{sd.samples:,}"
-        fig.suptitle(f"What drives the hit year: Sobol indices (N = {n}; whiskers: 95% intervals)")
+        fitted = " * fitted to data: drawn from the posterior." if sd.fitted else ""
+        fig.suptitle(
+            f"What drives the hit year: Sobol indices (N = {n}; whiskers: 95% intervals).{fitted}"
+        )
     return fig
 
 
