@@ -357,11 +357,15 @@ def test_old_forecast_renders_without_the_sections(tmp_path):
     assert not any(t.startswith("Fitted to data") for t in titles)
 
 
-def test_forecast_with_prior_group_but_no_provenance(tmp_path):
+@pytest.mark.parametrize("attr", [None, "{not json", "[]"])
+def test_forecast_with_prior_group_but_no_provenance(tmp_path, attr):
+    """Without a readable ``input_provenance`` the chart and sentences stay, without row counts."""
     from forecast.report import write_report_files
     from forecast.report.html import NO_PROVENANCE
 
     tree = evidence_tree(SECOND_ID, seed=5, provenance=False)
+    if attr is not None:
+        tree.attrs["input_provenance"] = attr
     path = publish(tree, tmp_path / "o", SECOND_ID) / "forecast.nc"
     md = write_report_files(path, tmp_path / "r", accelerators=False)["report_md"].read_text()
     part = section(md, HEADING)
