@@ -63,3 +63,35 @@ def fmt_days(x: float) -> str:
     if x >= 10:
         return f"{x:.0f} days"
     return f"{x:.1f} days" if x >= 1 else f"{x:.2f} days"
+
+
+def fmt_count(x: float, digits: int = 2) -> str:
+    """A large count to ``digits`` significant digits with a k/M/B/T suffix: 2.9e7 -> '29M',
+    3.6e8 -> '360M', 1.2e9 -> '1.2B'; below 1000 plainly ('119')."""
+    if not math.isfinite(x):
+        return sci(x)
+    rounded = float(f"{x:.{digits}g}")
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(rounded) >= scale:
+            return f"{rounded / scale:.6g}{suffix}"
+    return f"{rounded:.6g}"
+
+
+def fmt_value(x: float, unit: str) -> str:
+    """An input in its registry unit, as the report writes it: tokens and parameters as counts
+    ('29M'), a fraction as a percentage ('57%'), a growth rate per year as a factor ('1.50x'),
+    layers to the nearest one ('108'), an exponent (unit '1') to two decimals ('0.27'),
+    anything else to three significant digits."""
+    if not math.isfinite(x):
+        return sci(x)
+    if unit in ("tokens", "params"):
+        return fmt_count(x)
+    if unit == "fraction":
+        return fmt_pct(x)
+    if unit == "x/yr":
+        return f"{x:.2f}x"
+    if unit == "layers":
+        return f"{x:.0f}"
+    if unit == "1":
+        return f"{x:.2f}"
+    return f"{x:.3g}"

@@ -473,6 +473,7 @@ REPORT_MODULES = (
     "forecast.report.charts",
     "forecast.report.deck",
     "forecast.report.drivers",
+    "forecast.report.evidence",
     "forecast.report.hardware_walls",
     "forecast.report.html",
     "forecast.report.not_modelled",

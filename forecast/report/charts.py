@@ -20,9 +20,10 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from forecast.constants import REFERENCE_YEAR
+from forecast.formatting import fmt_count
 from forecast.report.drivers import Backtest, SobolDrivers
 from forecast.report.numbers import Forecast, band_quantiles, wall_label
 from forecast.walls import wall_log10_flop
@@ -507,7 +508,11 @@ def sobol_chart(
                     error_kw={"ecolor": BLACK, "elinewidth": 1.2 * scale, "capsize": 3 * scale},
                     label=label,
                 )
-            ax.set_yticks(y, t.inputs[:k])
+            names = [
+                f"{name} *" if i < len(t.kinds) and t.kinds[i] == "posterior" else name
+                for i, name in enumerate(t.inputs[:k])
+            ]
+            ax.set_yticks(y, names)
             ax.axvline(0, color="0.3", lw=1)
             ax.set_xlim(*xlim)
             ax.set_xlabel("Sobol index (fraction of variance)")
@@ -519,7 +524,10 @@ def sobol_chart(
             ax.yaxis.label.set_visible(False)
         axes[0].legend(loc="lower right", framealpha=0.9)
         n = "?" if sd.samples is None else f"{sd.samples:,}"
-        fig.suptitle(f"What drives the hit year: Sobol indices (N = {n}; whiskers: 95% intervals)")
+        fitted = " * fitted to data: drawn from the posterior." if sd.fitted else ""
+        fig.suptitle(
+            f"What drives the hit year: Sobol indices (N = {n}; whiskers: 95% intervals).{fitted}"
+        )
     return fig
 
 
@@ -766,6 +774,101 @@ def comparison_chart(rows: Sequence[dict], *, scale: float = 1.0, figsize=(10, 4
             loc="lower center",
             bbox_to_anchor=(0.5, 1.0),
             ncol=2,
+            frameon=False,
+        )
+    return fig
+
+
+# ----------------------------------------------------------------------------- evidence
+
+PRIOR_COLOUR, POSTERIOR_COLOUR = SKY, BLUE
+
+
+def _density(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Kernel density of ``values`` on ``grid`` (Scott's bandwidth), scaled to a peak of 1."""
+    from scipy.stats import gaussian_kde
+
+    if values.size < 2 or np.ptp(values) == 0:
+        d = np.zeros_like(grid)
+        d[np.argmin(np.abs(grid - values[0]))] = 1.0
+        return d
+    d = gaussian_kde(values)(grid)
+    return d / d.max() if d.max() > 0 else d
+
+
+def prior_posterior_chart(
+    items: Sequence[Any], *, scale: float = 1.0, figsize=None, ncols: int = 3
+) -> Figure:
+    """Prior against posterior of each fitted input, one panel each.
+
+    ``items``: :class:`forecast.report.evidence.InputEvidence`.  Each panel shows both densities
+    (kernel estimates, each scaled to a peak of 1: light = prior, dark = posterior) and, below
+    them, each one's median (dot) and 80 % interval (bar); x in the input's unit, log scale where
+    the prior spans over a factor of 10.
+    """
+    from forecast.report.evidence import AXIS_LABELS
+
+    ncols = max(1, min(ncols, len(items)))
+    nrows = max(1, math.ceil(len(items) / ncols))
+    figsize = figsize or (4.0 * ncols + 0.6, 3.1 * nrows + 0.9)
+    with _style(scale):
+        fig = Figure(figsize=figsize, layout="constrained")
+        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax, it in zip(axes, items, strict=False):
+            log = it.log_scale
+
+            def to_axis(v, log=log):
+                return np.log10(v) if log else np.asarray(v, float)
+
+            prior, post = to_axis(it.prior), to_axis(it.posterior)
+            lo = min(np.quantile(prior, 0.01), np.quantile(post, 0.005))
+            hi = max(np.quantile(prior, 0.99), np.quantile(post, 0.995))
+            pad = 0.04 * (hi - lo) if hi > lo else 0.1
+            grid = np.linspace(lo - pad, hi + pad, 240)
+            x = 10.0**grid if log else grid
+            for values, colour, alpha in (
+                (prior, PRIOR_COLOUR, 0.35),
+                (post, POSTERIOR_COLOUR, 0.55),
+            ):
+                d = _density(values, grid)
+                ax.fill_between(x, 0, d, color=colour, alpha=alpha, lw=0)
+                ax.plot(x, d, color=colour, lw=1.6)
+            for q, colour, y in (
+                (it.prior_q, PRIOR_COLOUR, -0.13),
+                (it.posterior_q, POSTERIOR_COLOUR, -0.27),
+            ):
+                ax.plot([q[0], q[2]], [y, y], color=colour, lw=5 * scale, solid_capstyle="butt")
+                ax.plot([q[1]], [y], "o", color=colour, mec=BLACK, mew=0.8, ms=6 * scale)
+            if log:
+                ax.set_xscale("log")
+                subs = (1.0,) if grid[-1] - grid[0] > 2.5 else (1.0, 2.0, 5.0)
+                ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_count(v)))
+                ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlim(x[0], x[-1])
+            ax.set_ylim(-0.38, 1.12)
+            ax.set_yticks([0, 0.5, 1])
+            ax.axhline(0, color="0.3", lw=0.8)
+            ax.set_xlabel(AXIS_LABELS.get(it.unit, f"Value ({it.unit})"))
+            ax.set_ylabel("Density (peak = 1)")
+            ax.set_title(
+                f"{it.label.removeprefix('The ')}\nfitted to {it.fitted_to.split(' of ')[0]}",
+                fontsize="medium",
+            )
+        for ax in axes[len(items) :]:
+            ax.set_visible(False)
+        for k, ax in enumerate(axes[: len(items)]):
+            if k % ncols:
+                ax.yaxis.label.set_visible(False)
+        fig.legend(
+            [
+                Patch(facecolor=PRIOR_COLOUR, alpha=0.6),
+                Patch(facecolor=POSTERIOR_COLOUR, alpha=0.8),
+                Line2D([], [], color="0.3", lw=4, marker="o", mfc="0.6", mec=BLACK),
+            ],
+            ["prior", "posterior (fitted to the data)", "median and 80% interval (below the axis)"],
+            loc="outside lower center",
+            ncols=3,
             frameon=False,
         )
     return fig

@@ -6,8 +6,9 @@ so that tests can read each number back and compare it with the dataset:
 * :func:`cost_summary`: median and 80 % interval of ``cost_multiplier``,
   ``frontier_utilization`` and ``min_run_days`` of the frontier run of one year and scenario
   (the numbers of ``wallcast query --what cost``);
-* :func:`signposts`: for the inputs that move the hit year most, the value today (prior median),
-  the values that would move the median hit year one year earlier or later, and where to watch;
+* :func:`signposts`: for the inputs that move the hit year most, the value today (its median:
+  posterior when fitted to data, else prior), the values that would move the median hit year
+  one year earlier or later, and where to watch;
   from the forecast's ``sensitivity`` group (tornado: hit year with the input at its 10th, 50th
   and 90th percentile) when present, else from the forecast's own draws (least-squares slope of
   the hit year on the input, in log10 for positive inputs);
@@ -94,6 +95,18 @@ WATCH = {
     "network.scaleout_multiplier": (
         "scale-out bandwidth per accelerator",
         "NICs per accelerator of shipped systems [nvidia-nvlink-domain]",
+    ),
+    "frontier.compute_growth_per_year": (
+        "growth of frontier training compute",
+        "training compute of newly reported record runs [epoch-notable-models]",
+    ),
+    "hardware.flops_growth_per_year": (
+        "growth of accelerator FLOP/s",
+        "peak dense FLOP/s of newly announced flagship accelerators [epoch-ml-hardware]",
+    ),
+    "hardware.hbm_bandwidth_growth_per_year": (
+        "growth of HBM bandwidth",
+        "memory bandwidth of newly announced flagship accelerators [epoch-ml-hardware]",
     ),
     "scaling.tokens_per_param": (
         "tokens per parameter",
@@ -320,8 +333,8 @@ def signpost_method(posts: list[Signpost], wall: str) -> str:
         "the forecast's draws (no sensitivity group: `wallcast analyse` adds one)"
     )
     return (
-        f"Inputs that move the {wall_label(wall)} wall's hit year most; 'today': the prior "
-        f"median; the values at which the median hit year would move a year earlier or later, "
+        f"Inputs that move the {wall_label(wall)} wall's hit year most; 'today': the input's "
+        f"median (the posterior median for inputs fitted to data, else the prior's); the values at which the median hit year would move a year earlier or later, "
         f"from {how}."
     )
 

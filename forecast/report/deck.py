@@ -21,6 +21,7 @@ from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.cost import (
     SIGNPOST_HEADER,
+    WATCH,
     Figure,
     comparison,
     cost_summary,
@@ -30,7 +31,19 @@ from forecast.report.cost import (
     input_effects,
     signposts,
 )
-from forecast.report.drivers import backtest_summary, pct_or_dash
+from forecast.report.drivers import (
+    backtest_summary,
+    pct_or_dash,
+    sobol_before_after,
+    sobol_drivers,
+)
+from forecast.report.evidence import (
+    fitted_inputs,
+    fitted_keys,
+    headline_input,
+    provenance_counts,
+    provenance_rows,
+)
 from forecast.report.frontier import frontier_backtest_summary, frozen_summary
 from forecast.report.numbers import Forecast, assumptions, headline, summary_rows, wall_label
 from forecast.report.textfit import text_width_pt
@@ -163,7 +176,8 @@ def _short_prior(described: str) -> str:
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:
-    """8-10 slides, each titled with its point and that point's number from the dataset.
+    """8-11 slides, each titled with its point and that point's number from the dataset (the
+    backtest and the prior-against-posterior slides only when the forecast has their data).
 
     The numbers shown are recorded on the presentation as ``prs.wallcast_figures`` (slide
     index -> list of :class:`forecast.report.cost.Figure`), which the tests read back.
@@ -249,16 +263,28 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         record(swing)
         fig = charts.tornado_chart(effects, h.wall, scale=CHART_SCALE, figsize=(12.5, 5.0))
         _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
-        note(
-            slide,
-            "One input at a time at its 10th or 90th prior percentile; "
+        if e.method == "sensitivity":
+            sd = sobol_drivers(fc, top=None)
+            fitted = bool(sd is not None and sd.fitted)
+        else:
+            fitted = bool(fitted_keys(fc))
+        text = (
+            "One input at a time at its 10th or 90th "
+            + ("percentile (posterior when fitted to data); " if fitted else "prior percentile; ")
             + (
                 "from the sensitivity analysis (`wallcast analyse`)."
                 if e.method == "sensitivity"
                 else "from the slope of the hit year on the input over the forecast's draws "
                 "(no sensitivity analysis in this forecast)."
-            ),
+            )
         )
+        moved = [m for m in sobol_before_after(fc) if m.wall == h.wall]
+        if moved:
+            b, a = (Figure(v, f"{v:.2f}") for v in (moved[0].before[0], moved[0].after[0]))
+            record(b, a)
+            label = WATCH.get(moved[0].key, (moved[0].key, ""))[0]
+            text += f" Total index of the {label}: {b.text} with priors only → {a.text} now."
+        note(slide, text)
 
     # 4b. backtest (only when the forecast has a backtest group)
     bt = backtest_summary(fc)
@@ -334,7 +360,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
                     if v is not None
                 )
             )
-        note(slide, "Today: prior median. Sources in the appendix (docs/sources.md).", Inches(0.6))
+        today = "median (posterior when fitted)" if fitted_keys(fc) else "prior median"
+        note(slide, f"Today: {today}. Sources in the appendix (docs/sources.md).", Inches(0.6))
 
     # 6. comparison with published estimates
     cmp = comparison(fc)
@@ -403,6 +430,37 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             size=BODY_PT,
             space_after=14,
         )
+    # 6c. what the data says: prior against posterior of the fitted inputs
+    items = fitted_inputs(fc)
+    if items is not None:
+        it = headline_input(items)
+        ef = it.figures
+        unit = " tokens" if it.unit == "tokens" else ""
+        slide = _new(
+            prs,
+            f"Fitted to data, {it.label[0].lower() + it.label[1:]} is "
+            f"{ef['posterior_median'].text}{unit} (80%: {ef['posterior_lower'].text}–"
+            f"{ef['posterior_upper'].text}), not the prior's {ef['prior_median'].text}",
+        )
+        record(ef["posterior_median"], ef["posterior_lower"], ef["posterior_upper"])
+        record(ef["prior_median"])
+        fig = charts.prior_posterior_chart(items, scale=1.2, figsize=(13.0, 5.6))
+        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+        prov = provenance_rows(fc)
+        if prov is not None:
+            counts = provenance_counts(prov)
+            tables = sorted({i.table for i in items})
+            inputs_line = (
+                f"Inputs: {counts['fitted']} fitted to data ({', '.join(tables)}), "
+                f"{counts['prior']} priors with a public source, {counts['fixed']} fixed; "
+                "every one with its origin in report.html."
+            )
+            record(*(Figure(counts[k], str(counts[k])) for k in ("fitted", "prior", "fixed")))
+        else:
+            inputs_line = (
+                "Light: prior; dark: posterior of the joint model (details in report.html)."
+            )
+        note(slide, inputs_line)
 
     # 7. what changed
     if changes.first:
@@ -430,9 +488,15 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     half = (len(items) + 1) // 2
     col_w = (content_w - Inches(0.3)) // 2
     room = col_w / 12700 - 16  # points of one line, less the insets
+    fitted = set(fitted_keys(fc))
     for k, part in enumerate((items[:half], items[half:])):
         lines = [
-            _fit_line(f"{it['key']}: {_short_prior(it['prior'])}", APPENDIX_PT, room) for it in part
+            _fit_line(
+                f"{'* ' if it['key'] in fitted else ''}{it['key']}: {_short_prior(it['prior'])}",
+                APPENDIX_PT,
+                room,
+            )
+            for it in part
         ]
         if lines:
             _text(
@@ -447,8 +511,12 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             )
     note(
         slide,
-        f"Priors {fc.attrs.get('priors_name', '?')}: median, 80% interval; sources of each "
-        "prior in report.html and the priors file.",
+        f"Priors {fc.attrs.get('priors_name', '?')}: median, 80% interval; "
+        + (
+            "* fitted to data (posterior used); sources: report.html, priors file."
+            if fitted
+            else "sources of each prior in report.html and the priors file."
+        ),
         Inches(0.6),
     )
 

@@ -12,7 +12,7 @@ NumPy/xarray (and SciPy's ``rankdata``) only.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,8 @@ from forecast.report.numbers import Forecast, wall_label
 
 DRIVER_METHOD = (
     "Spearman rank correlation, over the draws of the {scenario} scenario, between each "
-    "uncertain input (sampled priors and fitted trend slopes) and the hit year of the "
+    "uncertain input (prior draws, posterior draws of the inputs fitted to data, and fitted "
+    "trend slopes) and the hit year of the "
     "{wall} wall (draws that never hit rank last). Positive: a larger input delays the wall."
 )
 
@@ -116,6 +117,7 @@ class SobolTarget:
     tornado_high: np.ndarray
     input_p10: np.ndarray
     input_p90: np.ndarray
+    kinds: list[str] = field(default_factory=list)  # where each input is drawn from ([] unknown)
 
 
 @dataclass
@@ -128,6 +130,7 @@ class SobolDrivers:
     evaluations: int | None
     bootstrap: int | None
     prior_set: str
+    fitted: list[str] = field(default_factory=list)  # inputs drawn from the joint posterior
 
     @property
     def method(self) -> str:
@@ -138,20 +141,38 @@ class SobolDrivers:
             if self.bootstrap is None
             else f"95% bootstrap intervals from {self.bootstrap} resamples"
         )
+        priors = self.prior_set or "forecast priors"
+        if self.fitted:
+            sampled = (
+                f"The joint model's ranking: the {len(self.fitted)} inputs the forecast fitted "
+                "to data (scaling laws, utilization, domain growth and the trends; 'posterior' "
+                "in the table's last column) are drawn from its posterior, each law's inputs "
+                f"jointly; the others from their priors ({priors})"
+            )
+        else:
+            sampled = f"Inputs sampled from their priors ({priors})"
         return (
             f"Sobol total-order indices, N = {n} base samples{evals} (Saltelli design; "
-            f"first order: Saltelli 2010, total: Jansen 1999), {boot}. Inputs sampled from their "
-            f"priors ({self.prior_set or 'forecast priors'}); whiskers: 95% intervals."
+            f"first order: Saltelli 2010, total: Jansen 1999), {boot}. {sampled}; "
+            "whiskers: 95% intervals."
         )
 
     def target(self, wall: str) -> SobolTarget | None:
         return next((t for t in self.targets if t.wall == wall), None)
 
 
-def sobol_drivers(fc: Forecast, top: int | None = SOBOL_TOP) -> SobolDrivers | None:
+SENSITIVITY_GROUP = "sensitivity"
+"""The ranking of the forecast's own inputs: fitted ones from its posterior (issue 12)."""
+PRIOR_SENSITIVITY_GROUP = "sensitivity_prior"
+"""The priors-only ranking (every input from its prior), kept for the before -> after."""
+
+
+def sobol_drivers(
+    fc: Forecast, top: int | None = SOBOL_TOP, group: str = SENSITIVITY_GROUP
+) -> SobolDrivers | None:
     """Inputs ranked by their total Sobol index for the hit year of each wall, from the
-    forecast's ``sensitivity`` group (None when it has none)."""
-    ds = fc.group("sensitivity")
+    forecast's ``sensitivity`` group (or ``group``; None when it has none)."""
+    ds = fc.group(group)
     if ds is None or "total" not in ds or "target" not in ds.dims:
         return None
     targets = [str(t) for t in ds["target"].values]
@@ -195,6 +216,11 @@ def sobol_drivers(fc: Forecast, top: int | None = SOBOL_TOP) -> SobolDrivers | N
                 tornado_high=get("tornado_high"),
                 input_p10=get("input_p10"),
                 input_p90=get("input_p90"),
+                kinds=(
+                    [str(k) for k in np.asarray(sub["input_kind"].values)[order]]
+                    if "input_kind" in sub
+                    else []
+                ),
             )
         )
     if not out:
@@ -205,13 +231,75 @@ def sobol_drivers(fc: Forecast, top: int | None = SOBOL_TOP) -> SobolDrivers | N
         v = a.get(key)
         return None if v is None else int(v)
 
+    kinds = (
+        [str(k) for k in np.asarray(ds["input_kind"].values)]
+        if "input_kind" in ds
+        else ["prior"] * ds.sizes["input"]  # analyses before issue 12 sampled every prior
+    )
     return SobolDrivers(
         targets=out,
         samples=attr_int("sensitivity_samples"),
         evaluations=attr_int("sensitivity_evaluations"),
         bootstrap=attr_int("sensitivity_bootstrap"),
         prior_set=str(a.get("sensitivity_prior_set", "")),
+        fitted=[
+            str(name)
+            for name, kind in zip(np.asarray(ds["input"].values), kinds, strict=True)
+            if kind == "posterior"
+        ],
     )
+
+
+BEFORE_AFTER_INPUT = "scaling.batch_tokens_2024"
+"""The input whose index the report compares before and after the joint model (issue 12: it
+held half the data-movement hit year's variance when every input came from its prior)."""
+
+
+@dataclass
+class BeforeAfter:
+    """One input's total Sobol index for one wall's hit year: priors only -> joint posterior."""
+
+    key: str
+    wall: str
+    before: tuple[float, float, float]  # total index, 95% low, high
+    after: tuple[float, float, float]
+    rank_before: int
+    rank_after: int
+
+    @property
+    def sentence(self) -> str:
+        b, a = self.before, self.after
+        return (
+            f"{wall_label(self.wall)} wall: total index of {self.key} "
+            f"{_ci(*b)} (rank {self.rank_before}) with every input from its prior → "
+            f"{_ci(*a)} (rank {self.rank_after}) with the fitted inputs from the posterior."
+        )
+
+
+def sobol_before_after(fc: Forecast, key: str = BEFORE_AFTER_INPUT) -> list[BeforeAfter]:
+    """``key``'s total index per wall's hit year in the priors-only ranking
+    (``sensitivity_prior``) and in the forecast's (``sensitivity``); empty unless both rank it."""
+    after = sobol_drivers(fc, top=None)
+    before = sobol_drivers(fc, top=None, group=PRIOR_SENSITIVITY_GROUP)
+    if after is None or before is None:
+        return []
+    out = []
+    for ta in after.targets:
+        tb = before.target(ta.wall)
+        if tb is None or key not in ta.inputs or key not in tb.inputs:
+            continue
+        i, j = tb.inputs.index(key), ta.inputs.index(key)
+        out.append(
+            BeforeAfter(
+                key,
+                ta.wall,
+                (float(tb.total[i]), float(tb.total_low[i]), float(tb.total_high[i])),
+                (float(ta.total[j]), float(ta.total_low[j]), float(ta.total_high[j])),
+                i + 1,
+                j + 1,
+            )
+        )
+    return out
 
 
 TORNADO_HEADER = [
@@ -224,10 +312,16 @@ TORNADO_HEADER = [
     "hit year at input p10 → p90",
     "swing (years)",
 ]
+"""Columns of the tornado table; "drawn from" (prior, posterior, scenario) is added when the
+sensitivity group records where each input came from."""
 
 
 def tornado_table_cells(sd: SobolDrivers) -> tuple[list[str], list[list[str]]]:
     """Per wall's hit year, the ranked inputs with indices and the one-at-a-time swing."""
+    header = list(TORNADO_HEADER)
+    kinds = any(t.kinds for t in sd.targets)
+    if kinds:
+        header.append("drawn from")
     body = []
     for t in sd.targets:
         for i, name in enumerate(t.inputs):
@@ -244,7 +338,9 @@ def tornado_table_cells(sd: SobolDrivers) -> tuple[list[str], list[list[str]]]:
                     f"{hi - lo:+.1f}",
                 ]
             )
-    return list(TORNADO_HEADER), body
+            if kinds:
+                body[-1].append(t.kinds[i] if i < len(t.kinds) else "prior")
+    return header, body
 
 
 def sobol_sentences(sd: SobolDrivers, last_year: int, top: int = 3) -> list[str]:

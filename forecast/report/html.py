@@ -28,10 +28,18 @@ from forecast.report.drivers import (
     backtest_sentence,
     backtest_summary,
     backtest_table_cells,
+    sobol_before_after,
     sobol_drivers,
     sobol_sentences,
     tornado_table_cells,
     uncertainty_drivers,
+)
+from forecast.report.evidence import (
+    PROVENANCE_HEADER,
+    fitted_inputs,
+    provenance_counts,
+    provenance_rows,
+    scenario_overrides,
 )
 from forecast.report.frontier import frontier_backtest_blocks, frozen_blocks
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
@@ -49,6 +57,16 @@ from forecast.report.numbers import (
 
 FILES_DIR = "report_files"
 BACKTEST_HEADING = "Can the trends be trusted? (backtest)"
+EVIDENCE_HEADING = "What the data says"
+PROVENANCE_HEADING = "Where each input comes from"
+NO_EVIDENCE = (
+    "Not in this forecast: it has no prior and posterior of the scaling and system inputs "
+    "(forecasts before the joint model of issue 12 drew them from their priors alone)."
+)
+NO_PROVENANCE = (
+    "Not recorded in this forecast (no `input_provenance`): see the assumptions below for "
+    "each prior and its source."
+)
 
 
 @dataclass
@@ -148,25 +166,42 @@ def report_blocks(
     )
 
     add_blocks(frozen_blocks(fc))
+    evidence_blocks(fc, blocks, figure)
 
     blocks.append(Block("h2", "What drives the uncertainty"))
     sobol = sobol_drivers(fc)
     if sobol is not None:
         blocks.append(Block("p", sobol.method))
         blocks.append(Block("ul", items=sobol_sentences(sobol, last)))
+        moved = sobol_before_after(fc)
+        if moved:
+            blocks.append(
+                Block(
+                    "p",
+                    "Before → after the joint model (the same analysis with every input from its "
+                    "prior, stored beside it):",
+                )
+            )
+            blocks.append(Block("ul", items=[m.sentence for m in moved]))
         figure(
             "sobol",
             charts.sobol_chart(sobol),
             "Sobol indices of the hit year of each wall (share of its variance): total "
             "(vermillion, including interactions) and first order (blue, the input alone), "
-            "with 95% bootstrap whiskers; inputs ranked by total index.",
+            "with 95% bootstrap whiskers; inputs ranked by total index"
+            + (
+                "; the inputs fitted to data enter through their joint posterior."
+                if sobol.fitted
+                else "."
+            ),
         )
         t_header, t_body = tornado_table_cells(sobol)
         blocks.append(
             Block(
                 "p",
-                "Tornado (one at a time): the hit year with every input at its prior median "
-                "and one input at its 10th or 90th percentile; inputs ranked by total index.",
+                "Tornado (one at a time): the hit year with every input at its "
+                + ("median (posterior median when fitted)" if sobol.fitted else "prior median")
+                + " and one input at its 10th or 90th percentile; inputs ranked by total index.",
             )
         )
         blocks.append(Block("table", header=t_header, rows=t_body))
@@ -259,6 +294,36 @@ def report_blocks(
     blocks.append(Block("h2", "What changed since the previous forecast"))
     blocks.extend(change_blocks(changes, last))
 
+    prov = provenance_rows(fc)
+    if prov is not None:
+        counts = provenance_counts(prov)
+        blocks.append(Block("h2", PROVENANCE_HEADING))
+        blocks.append(
+            Block(
+                "p",
+                f"Every propagated input of the {fc.scenarios[0]} scenario: "
+                f"{counts['fitted']} fitted to data (their posterior is propagated), "
+                f"{counts['prior']} drawn from a prior with a public source, "
+                f"{counts['fixed']} fixed"
+                + (f", {counts['scenario']} set by the scenario" if counts["scenario"] else "")
+                + ". Cite keys refer to docs/sources.md.",
+            )
+        )
+        blocks.append(
+            Block("table", header=list(PROVENANCE_HEADER), rows=[r.cells() for r in prov])
+        )
+        overrides = scenario_overrides(fc)
+        if overrides:
+            blocks.append(
+                Block(
+                    "p",
+                    "Scenario what-ifs that replace a fitted posterior with their own "
+                    "distribution: "
+                    + "; ".join(f"{s}: {', '.join(keys)}" for s, keys in overrides.items())
+                    + ".",
+                )
+            )
+
     blocks.append(Block("h2", "Assumptions and sources"))
     items = assumptions(str(fc.attrs.get("priors_text", "")))
     blocks.append(
@@ -295,6 +360,38 @@ def report_blocks(
     blocks.append(Block("ul", items=items))
     blocks.append(Block("p", "From: " + ", ".join(sources) + "."))
     return blocks
+
+
+def evidence_blocks(fc: Forecast, blocks: list[Block], figure) -> None:
+    """The section "What the data says": one sentence per fitted input and the prior against
+    posterior chart; one line when the forecast has no ``/prior`` group."""
+    blocks.append(Block("h2", EVIDENCE_HEADING))
+    items = fitted_inputs(fc)
+    if items is None:
+        blocks.append(Block("p", NO_EVIDENCE))
+        if provenance_rows(fc) is None:
+            return
+        blocks.append(Block("p", f"Its inputs' origins: section '{PROVENANCE_HEADING}'."))
+        return
+    blocks.append(
+        Block(
+            "p",
+            "The joint model fits the scaling and system inputs to the published data of "
+            "docs/evidence.md together with the hardware and frontier-compute trends; the walls "
+            "are computed from its posterior draws. Per input, its prior and its posterior "
+            f"(median and {fmt_pct(PROB)} interval):",
+        )
+    )
+    blocks.append(Block("ul", items=[it.sentence for it in items]))
+    if provenance_rows(fc) is None:
+        blocks.append(Block("p", NO_PROVENANCE))
+    figure(
+        "prior_posterior",
+        charts.prior_posterior_chart(items),
+        "Prior (light) against posterior (dark) of each fitted input: densities scaled to a "
+        f"peak of 1, and below the axis each one's median (dot) and {fmt_pct(PROB)} interval "
+        "(bar); log axis where the prior spans over a factor of 10.",
+    )
 
 
 def change_blocks(ch: Changes, last_year: int) -> list[Block]:
