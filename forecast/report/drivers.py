@@ -407,10 +407,14 @@ class Backtest:
 
     @property
     def settings(self) -> str:
-        a = self.ds.attrs
-        if a.get("backtest_chains") and a.get("backtest_draws"):
-            return f"{a['backtest_chains']} chains × {a['backtest_draws']} draws per origin"
-        return "settings not recorded"
+        return backtest_settings(self.ds.attrs)
+
+
+def backtest_settings(attrs: dict) -> str:
+    """Chains x draws per origin of a stored backtest group (hardware or frontier compute)."""
+    if attrs.get("backtest_chains") and attrs.get("backtest_draws"):
+        return f"{attrs['backtest_chains']} chains × {attrs['backtest_draws']} draws per origin"
+    return "settings not recorded"
 
 
 def backtest_summary(fc: Forecast) -> Backtest | None:

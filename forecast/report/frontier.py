@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from forecast.formatting import fmt_flop, fmt_interval, fmt_pct, fmt_year, sci
 from forecast.query import interval
 from forecast.report import charts
+from forecast.report.drivers import backtest_settings
 from forecast.report.numbers import PROB, Forecast, wall_label
 
 FROZEN_HEADING = "The paper's framing: today's hardware, frozen"
@@ -69,10 +70,7 @@ class FrontierBacktest:
 
     @property
     def settings(self) -> str:
-        a = self.ds.attrs
-        if a.get("backtest_chains") and a.get("backtest_draws"):
-            return f"{a['backtest_chains']} chains × {a['backtest_draws']} draws per origin"
-        return "settings not recorded"
+        return backtest_settings(self.ds.attrs)
 
 
 def frontier_backtest_summary(fc: Forecast) -> FrontierBacktest | None:
