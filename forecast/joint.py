@@ -373,7 +373,9 @@ def fit_joint(
     nuts_seconds = time.perf_counter() - start
     unobserved = partial(joint_model, data, trend_priors, law_priors, observed=False)
     predictive_sites = (*PREDICTIVE_SITES, *LAW_OBSERVED_SITES.values())
-    predictive = Predictive(unobserved, posterior_samples=mcmc.get_samples())(ppc_key)
+    predictive = Predictive(unobserved, posterior_samples=mcmc.get_samples(), parallel=True)(
+        ppc_key
+    )
     predictive = {k: np.asarray(v) for k, v in predictive.items() if k in predictive_sites}
     coords = {"metric": list(METRICS), "obs": data.hardware.names, "run": data.frontier.names}
     coords.update({f"{LAW_OBSERVED_SITES[law]}_row": list(t.names) for law, t in tables.items()})
@@ -394,7 +396,9 @@ def fit_joint(
         coords=coords,
         dims=dims,
     )
-    prior_draws = Predictive(unobserved, num_samples=num_chains * num_samples)(prior_key)
+    prior_draws = Predictive(unobserved, num_samples=num_chains * num_samples, parallel=True)(
+        prior_key
+    )
     posterior = dt["posterior"].to_dataset()
     dt["prior"] = _prior_group(
         {k: np.asarray(v) for k, v in prior_draws.items()}, posterior, num_chains, num_samples
