@@ -29,7 +29,7 @@ the ``backtest`` group of a forecast file (dims ``origin``, ``metric``), stored 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -490,14 +490,17 @@ def frontier_backtest_priors(priors: Any, train: Any) -> Any:
 
 
 def student_t_mixture_log_density(
-    observed: np.ndarray, loc: np.ndarray, scale: np.ndarray, nu: float
+    observed: np.ndarray, loc: np.ndarray, scale: np.ndarray, nu: float | np.ndarray
 ) -> np.ndarray:
-    """``log (1/S) sum_s t_nu(y | loc_s, scale_s)`` per observation; ``loc``, ``scale``
-    (sample, obs).  Units: per dex."""
+    """``log (1/S) sum_s t_nu_s(y | loc_s, scale_s)`` per observation; ``loc``, ``scale``
+    (sample, obs), ``nu`` a number or per draw (sample,).  Units: per dex."""
     from scipy import stats
     from scipy.special import logsumexp
 
     y = np.asarray(observed, dtype=float)[None, :]
+    nu = np.asarray(nu, dtype=float)
+    if nu.ndim == 1:
+        nu = nu[:, None]
     logpdf = stats.t.logpdf(y, nu, loc=np.asarray(loc), scale=np.asarray(scale))
     return logsumexp(logpdf, axis=0) - np.log(logpdf.shape[0])
 
@@ -528,6 +531,8 @@ class FrontierOriginResult:
     divergences: int
     fit_seconds: float
     settings: dict[str, Any] = field(default_factory=dict)
+    standing_log10_flop: float = float("nan")  # the record the predictive is conditioned above
+    nu_median: float = float("nan")  # posterior median Student-t degrees of freedom
 
     @property
     def error_dex(self) -> np.ndarray:
@@ -546,7 +551,14 @@ FRONTIER_SITES = (
     "frontier_intercept",
     "frontier_sigma",
     "frontier_speculative_extra",
+    "frontier_nu",
 )
+
+
+def _frontier_nu(samples: Mapping[str, np.ndarray], priors: Any, draws: np.ndarray) -> np.ndarray:
+    """Student-t degrees of freedom per draw: the fitted ``frontier_nu`` or the fixed value."""
+    nu = samples.get("frontier_nu", priors.frontier_nu)
+    return np.broadcast_to(np.asarray(nu, dtype=float), (draws.shape[0],))
 
 
 def fit_frontier(
@@ -587,6 +599,53 @@ def fit_frontier(
     return samples, rhat, divergences
 
 
+def standing_record(frontier_df: pd.DataFrame, origin: float) -> float:
+    """log10 FLOP of the largest record run published before ``origin`` (every year, not only
+    the fit's window; ``-inf`` when there is none): what any later record must exceed."""
+    from forecast.trends import frontier_observations
+
+    records = frontier_observations(frontier_df, min_year=-np.inf)
+    before = np.asarray(records.log10_flop, dtype=float)[np.asarray(records.years) < origin]
+    return float(before.max()) if before.size else -np.inf
+
+
+def truncated_student_t_draws(
+    loc: np.ndarray,
+    scale: np.ndarray,
+    nu: np.ndarray,
+    low: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Draws of ``loc + scale * t_nu`` conditioned on exceeding ``low`` (inverse CDF through the
+    survival function, stable where ``low`` lies far in the lower tail); arrays broadcast
+    (sample, obs), ``nu`` (sample, 1) or a number.  ``low = -inf`` is the plain Student-t."""
+    from scipy import stats
+
+    loc, scale = np.broadcast_arrays(np.asarray(loc, float), np.asarray(scale, float))
+    nu = np.broadcast_to(np.asarray(nu, dtype=float), loc.shape)
+    u = rng.uniform(size=loc.shape)
+    kept = stats.t.sf((low - loc) / scale, nu) if np.isfinite(low) else np.ones(loc.shape)
+    return loc + scale * stats.t.isf(u * kept, nu)
+
+
+def truncated_student_t_mixture_log_density(
+    observed: np.ndarray, loc: np.ndarray, scale: np.ndarray, nu: np.ndarray, low: float
+) -> np.ndarray:
+    """:func:`student_t_mixture_log_density` of the Student-t conditioned on exceeding ``low``:
+    each draw's density divided by its probability above ``low`` (per dex)."""
+    from scipy import stats
+    from scipy.special import logsumexp
+
+    y = np.asarray(observed, dtype=float)[None, :]
+    nu = np.asarray(nu, dtype=float)
+    nu = nu[:, None] if nu.ndim == 1 else nu
+    logpdf = stats.t.logpdf(y, nu, loc=np.asarray(loc), scale=np.asarray(scale))
+    if np.isfinite(low):
+        logpdf = logpdf - stats.t.logsf((low - np.asarray(loc)) / np.asarray(scale), nu)
+        logpdf = np.where(y > low, logpdf, -np.inf)
+    return logsumexp(logpdf, axis=0) - np.log(logpdf.shape[0])
+
+
 def frontier_backtest_origin(
     frontier_df: pd.DataFrame,
     priors: Any,
@@ -599,15 +658,14 @@ def frontier_backtest_origin(
 ) -> FrontierOriginResult:
     """Fit the frontier-compute trend on the records before ``origin`` (:func:`frontier_split`,
     priors :func:`frontier_backtest_priors`); score the later records against their posterior
-    predictive draws (parameter uncertainty and Student-t noise with the fitted scale, widened for
-    Speculative rows as in the model)."""
-    from functools import partial
-
-    import jax
-    from numpyro.infer import Predictive
-
-    from forecast.trends import frontier_compute_model
-
+    predictive draws: parameter uncertainty and Student-t noise with the fitted scale and tail
+    weight (widened for Speculative rows, as in the model), **conditioned on exceeding the
+    standing record** at the origin (:func:`standing_record`). A record published after the
+    origin is by definition larger than every run before it, and a forecaster at the origin
+    knows the standing record, so the predictive puts no mass below it
+    (:func:`truncated_student_t_draws`). Only that known bound is used: that a later record also
+    exceeds the earlier held-out ones is not known at the origin (and simulating the ratchet
+    record by record compounds the heavy tail: ``docs/sensitivity-and-backtest.md``)."""
     train, held, start = frontier_split(frontier_df, origin)
     if len(train.years) == 0:
         raise ValueError(f"origin {origin}: no record run published before it")
@@ -619,20 +677,20 @@ def frontier_backtest_origin(
         train, p, chains=chains, warmup=warmup, draws=draws, seed=seed
     )
     fit_seconds = time.perf_counter() - t0
-    model = partial(frontier_compute_model, held.years, None, held.is_speculative, p)
-    d = np.asarray(
-        Predictive(model, posterior_samples=samples)(jax.random.PRNGKey(seed + 1))["log10_compute"]
-    )
     y = np.asarray(held.log10_flop, dtype=float)
     probs = np.asarray(PROBS)
-    slope = np.broadcast_to(np.asarray(samples["frontier_slope"], float), (d.shape[0],))
-    intercept = np.broadcast_to(np.asarray(samples["frontier_intercept"], float), (d.shape[0],))
+    n = np.asarray(samples["frontier_sigma"]).shape[0]
+    slope = np.broadcast_to(np.asarray(samples["frontier_slope"], float), (n,))
+    intercept = np.broadcast_to(np.asarray(samples["frontier_intercept"], float), (n,))
     extra = np.asarray(samples["frontier_speculative_extra"], float)
     spec = np.asarray(held.is_speculative, bool)
     loc = intercept[:, None] + slope[:, None] * (np.asarray(held.years)[None, :] - p.reference_year)
     scale = np.asarray(samples["frontier_sigma"], float)[:, None] * np.where(
         spec[None, :], 1.0 + extra[:, None], 1.0
     )
+    nu = _frontier_nu(samples, p, loc)[:, None]
+    standing = standing_record(frontier_df, origin)
+    d = truncated_student_t_draws(loc, scale, nu, standing, np.random.default_rng(seed + 1))
     growth = 10.0 ** np.quantile(slope, [0.5, 0.1, 0.9])
     return FrontierOriginResult(
         origin=int(origin),
@@ -648,7 +706,7 @@ def frontier_backtest_origin(
         covered=interval_coverage(d, y, PROBS),
         curve_covered=interval_coverage(d, y, CURVE_PROBS),
         pit=pit_values(d, y),
-        log_density=student_t_mixture_log_density(y, loc, scale, float(p.frontier_nu)),
+        log_density=truncated_student_t_mixture_log_density(y, loc, scale, nu, standing),
         growth_median=float(growth[0]),
         growth_lower=float(growth[1]),
         growth_upper=float(growth[2]),
@@ -657,6 +715,8 @@ def frontier_backtest_origin(
         divergences=int(divergences),
         fit_seconds=float(fit_seconds),
         settings={"chains": chains, "warmup": warmup, "draws": draws, "seed": seed},
+        standing_log10_flop=float(standing),
+        nu_median=float(np.median(nu)),
     )
 
 
@@ -768,6 +828,11 @@ def frontier_backtest_dataset(results: Sequence[FrontierOriginResult]) -> xr.Dat
             "pit_mean": (row, pit_mean),
             "median_width_80_dex": (row, width_80),
             "sigma_median": (row, per_origin([r.sigma_median for r in results])),
+            "nu_median": (row, per_origin([r.nu_median for r in results])),
+            "standing_record_log10_flop": (
+                row,
+                per_origin([r.standing_log10_flop for r in results]),
+            ),
             "train_start_year": (row, per_origin([r.train_start for r in results])),
             "growth_median": (row, per_origin([r.growth_median for r in results])),
             "growth_lower": (row, per_origin([r.growth_lower for r in results])),
@@ -798,6 +863,9 @@ def frontier_backtest_dataset(results: Sequence[FrontierOriginResult]) -> xr.Dat
         "pit_mean": "mean PIT of the held-out records (0.5 if unbiased)",
         "median_width_80_dex": "median width of the central 80% predictive intervals (dex)",
         "sigma_median": "posterior median residual scale of the fit (dex)",
+        "nu_median": "posterior median Student-t degrees of freedom of the fit",
+        "standing_record_log10_flop": "largest record before the origin, log10 FLOP: the "
+        "predictive is conditioned on exceeding it",
         "train_start_year": "first year of the training window (fractional year)",
         "growth_median": "posterior median growth of frontier compute at the origin (x/yr)",
         "growth_lower": "10th percentile of that growth (x/yr)",
@@ -820,7 +888,8 @@ def frontier_backtest_dataset(results: Sequence[FrontierOriginResult]) -> xr.Dat
     ds.attrs.update(
         {
             "method": "rolling-origin backtest of the frontier training-compute trend "
-            "(forecast.trends.frontier_compute_model, Student-t residuals)",
+            "(forecast.trends.frontier_compute_model, Student-t residuals with fitted tail "
+            "weight; predictive conditioned on exceeding the standing record at the origin)",
             "pooled_row": FRONTIER_POOLED,
             "intercept_prior_scale_dex": FRONTIER_INTERCEPT_SCALE_DEX,
             "min_train_runs": FRONTIER_MIN_TRAIN_RUNS,
@@ -859,6 +928,8 @@ def frontier_coverage_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
                 "pit_mean": num("pit_mean"),
                 "median_width_80_dex": num("median_width_80_dex"),
                 "sigma_median": num("sigma_median"),
+                "nu_median": num("nu_median"),
+                "standing_record_log10_flop": num("standing_record_log10_flop"),
                 "log_score": num("log_score"),
                 "rhat_max": num("rhat_max"),
             }

@@ -264,6 +264,10 @@ def test_frontier_backtest_on_the_shipped_data(frontier_run):
         assert np.all(r.lower[1] <= r.median) and np.all(r.median <= r.upper[1])
         assert r.rhat_max < 1.05 and r.divergences == 0
         assert 2.0 < r.growth_median < 10.0  # x/yr: the slope prior is 3.5-5.5 at 80%
+        # the predictive is conditioned on beating the standing record: no draw below it
+        assert np.all(r.lower[-1] > r.standing_log10_flop)
+        assert np.all(r.observed > r.standing_log10_flop)  # records are running maxima
+        assert 1.0 < r.nu_median < 60.0  # fitted tail weight (Gamma(2, 0.1) prior, median 16.8)
     ds = frontier_backtest_dataset(frontier_run)
     pooled = ds.sel(row="pooled")
     assert int(pooled["n_held_out"]) == sum(r.observed.size for r in frontier_run)
@@ -285,3 +289,53 @@ def test_frontier_group_round_trips_through_a_forecast_file(frontier_run, tmp_pa
         xr.testing.assert_allclose(back.load()[["coverage_80", "pit"]], ds[["coverage_80", "pit"]])
         assert back["held_out_name"].values.tolist() == ds["held_out_name"].values.tolist()
         assert back.attrs["pooled_row"] == "pooled"
+
+
+def test_standing_record_is_the_largest_earlier_record():
+    """GNMT (2016-09, 6.6e21 FLOP) is the record every post-2017 record beats; GPT-3 175B is the
+    largest before 2021; nothing precedes the first record (data/frontier_runs.csv)."""
+    from forecast.backtest import standing_record
+    from forecast.hardware import load_frontier_runs
+
+    df = load_frontier_runs()
+    assert standing_record(df, 2018.0) == pytest.approx(np.log10(6.62e21), abs=0.01)
+    assert standing_record(df, 2021.0) == pytest.approx(np.log10(3.14e23), abs=0.01)
+    assert standing_record(df, 2000.0) == -np.inf
+
+
+def test_truncated_student_t_draws_match_the_conditional_quantiles():
+    """Draws above ``low`` follow F(y | y > low) = (F(y) - F(low)) / (1 - F(low)); with
+    ``low = -inf`` they are the plain Student-t."""
+    from scipy import stats
+
+    from forecast.backtest import truncated_student_t_draws
+
+    rng = np.random.default_rng(3)
+    loc, scale, nu, low = 1.0, 0.5, 5.0, 0.8
+    d = truncated_student_t_draws(np.full((200_000, 1), loc), scale, nu, low, rng)[:, 0]
+    assert d.min() > low
+    f_low = stats.t.cdf((low - loc) / scale, nu)
+    for q in (0.1, 0.5, 0.9):
+        expected = loc + scale * stats.t.ppf(f_low + q * (1 - f_low), nu)
+        assert np.quantile(d, q) == pytest.approx(expected, abs=0.01)
+    plain = truncated_student_t_draws(np.full((200_000, 1), loc), scale, nu, -np.inf, rng)
+    assert np.quantile(plain, 0.1) == pytest.approx(loc + scale * stats.t.ppf(0.1, nu), abs=0.01)
+    # far in the lower tail the survival-function inversion stays finite and above the bound
+    far = truncated_student_t_draws(np.full((1000, 1), 0.0), 0.1, 4.0, 3.0, rng)
+    assert np.all(np.isfinite(far)) and far.min() > 3.0
+
+
+def test_truncated_mixture_density_integrates_to_one_above_the_bound():
+    from forecast.backtest import truncated_student_t_mixture_log_density
+
+    loc = np.array([[0.0], [0.4]])
+    scale = np.array([[0.3], [0.5]])
+    nu = np.array([4.0, 20.0])
+    grid = np.linspace(-0.2, 40.0, 40_001)
+    shape = (2, grid.size)
+    log_dens = truncated_student_t_mixture_log_density(
+        grid, np.broadcast_to(loc, shape), np.broadcast_to(scale, shape), nu, -0.2
+    )
+    assert np.trapezoid(np.exp(log_dens), grid) == pytest.approx(1.0, abs=0.002)
+    below = truncated_student_t_mixture_log_density(np.array([-0.3]), loc, scale, nu, -0.2)
+    assert below[0] == -np.inf

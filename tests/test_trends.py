@@ -523,3 +523,26 @@ def test_divergence_error_names_what_to_try():
     with pytest.raises(ConvergenceError, match="2 divergent transitions") as info:
         check_convergence(dt, rhat_max=1.1)
     assert "check the priors" in info.value.hint and "--seed" in info.value.hint
+
+
+def test_frontier_tail_weight_is_fitted_by_default_and_fixed_when_given():
+    """``frontier_nu`` is a sample site with the hardware ``nu``'s Gamma(2, 0.1) prior unless
+    :class:`TrendPriors` fixes it; a fixed value is a deterministic site (so the gate skips it)."""
+    from numpyro.handlers import seed, trace
+
+    from forecast.trends import frontier_compute_model
+
+    years, y, spec = np.array([2019.0, 2021.0]), np.array([23.0, 24.3]), np.array([False, True])
+    base = dict(slope_loc=(0.1,) * 5, slope_scale=(0.1,) * 5)
+    fitted = trace(seed(frontier_compute_model, 0)).get_trace(years, y, spec, TrendPriors(**base))
+    assert fitted["frontier_nu"]["type"] == "sample" and not fitted["frontier_nu"]["is_observed"]
+    prior = fitted["frontier_nu"]["fn"]
+    assert float(prior.concentration) == 2.0 and float(prior.rate) == 0.1
+    fixed = trace(seed(frontier_compute_model, 0)).get_trace(
+        years, y, spec, TrendPriors(**base, frontier_nu=4.0)
+    )
+    assert fixed["frontier_nu"]["type"] == "deterministic"
+    assert float(fixed["frontier_nu"]["value"]) == 4.0
+    assert np.all(np.asarray(fixed["log10_compute"]["fn"].df) == 4.0)
+    with pytest.raises(ValueError, match="frontier_nu must be finite and > 0"):
+        TrendPriors(**base, frontier_nu=0.0)
