@@ -64,7 +64,8 @@ def test_model_shapes_shipped() -> None:
     # published figures (Dubey et al. 2024, Table 3; Brown et al. 2020, Table 2.1)
     llama = s.loc[s["model"] == "Llama 3.1 405B"].iloc[0]
     assert (llama["layers"], llama["d_model"]) == (126, 16384)
-    assert llama["batch_size_tokens"] == 16e6 and llama["training_compute_flop"] == 3.8e25
+    # Table 4 of arXiv:2407.21783: 2,048 sequences x 8,192 tokens; 3.8e25 FLOP
+    assert llama["batch_size_tokens"] == 2048 * 8192 and llama["training_compute_flop"] == 3.8e25
     gpt3 = s.loc[s["model"] == "GPT-3 175B (davinci)"].iloc[0]
     assert (gpt3["layers"], gpt3["d_model"], gpt3["batch_size_tokens"]) == (96, 12288, 3.2e6)
     # 6ND rows are 6 x active x tokens
