@@ -60,11 +60,13 @@ venv: $(STAMP)
 
 # --------------------------------------------------------------------------- targets
 
-# `run`: the forecast (fit, every scenario, publish, report and deck), its sensitivity analysis and
-# backtest, and the point walls of every accelerator (outputs/walls.json).
+# `run`: the forecast (fit, every scenario, publish), its sensitivity analysis and backtest, the
+# report and deck (written once, by `analyse`, which regenerates them with the analyses' sections;
+# `wallcast run` alone writes them itself), and the point walls of every accelerator
+# (outputs/walls.json).
 run: $(STAMP)
 	@mkdir -p outputs
-	$(VENV)/bin/wallcast run
+	$(VENV)/bin/wallcast run --no-report
 	$(VENV)/bin/wallcast analyse
 	$(VENV)/bin/wallcast walls --json > outputs/walls.json.tmp
 	@mv outputs/walls.json.tmp outputs/walls.json

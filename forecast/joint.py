@@ -348,8 +348,9 @@ def fit_joint(
 
     Groups: ``posterior`` (trend and law parameters), ``sample_stats``, ``log_likelihood``,
     ``posterior_predictive`` and ``observed_data`` (hardware, frontier and the four laws'
-    sites), ``constant_data``, and ``prior`` (the posterior's variables drawn from the joint
-    priors, NumPyro ``Predictive`` without data, shaped (chain, draw) like the posterior).
+    sites), ``constant_data``, ``prior`` (the posterior's variables drawn from the joint
+    priors, NumPyro ``Predictive`` without data, shaped (chain, draw) like the posterior) and
+    ``predictive_checks`` (PSIS-LOO coverage of every likelihood, :func:`forecast.checks.loo_checks`).
     ``attrs``: as :func:`forecast.inference.fit_observations` (``priors`` holds the trend priors,
     so :func:`forecast.inference.posterior_predictive` works), plus ``law_rows`` (JSON: rows per
     law), ``law_tables`` (table and selection per law), ``law_priors`` and ``fit_seconds``.
@@ -406,6 +407,9 @@ def fit_joint(
     dt["constant_data"] = xr.merge(
         [_constant_data(data.hardware, data.frontier), _law_constant_data(tables)]
     )
+    from forecast.checks import loo_checks
+
+    dt["predictive_checks"] = loo_checks(dt)
     elapsed = time.perf_counter() - start
     from forecast import __version__
 

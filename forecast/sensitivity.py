@@ -489,7 +489,7 @@ def evaluate_targets(
     years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
     trends = _trends(draws, anchors, years)
     inputs = {k: np.asarray(draws[k], dtype=float) for k in PROPAGATED_KEYS}
-    res = propagate(trends, inputs, years, wall_year_step)
+    res = propagate(trends, inputs, years, wall_year_step, cost=False)  # hit years only
     cap_year = float(years[-1]) + 1.0
     f_level = np.log10(np.asarray(draws["frontier.compute_2024_flop"], dtype=float))
     f_slope = np.log10(np.asarray(draws["frontier.compute_growth_per_year"], dtype=float))

@@ -320,3 +320,34 @@ def test_gate_covers_law_parameters(joint_forecast) -> None:
     bad = xr.DataTree.from_dict({"/posterior": post})
     with pytest.raises(ConvergenceError, match="r_hat of batch_shortfall_dex"):
         check_convergence(bad, ess_bulk_min=0)
+
+
+def test_published_forecast_holds_loo_checks_of_every_likelihood(joint_forecast) -> None:
+    """``predictive_checks``: one row per likelihood, rows = its observed rows, coverages are
+    shares that grow with the interval, and a PIT straight from arviz_stats gives the same."""
+    import arviz_stats as azs
+
+    from forecast.checks import LIKELIHOODS, central_coverage, check_rows
+
+    _, tree = joint_forecast
+    checks = tree["predictive_checks"].to_dataset()
+    assert list(checks["likelihood"].values) == list(LIKELIHOODS)
+    for name, (site, _) in LIKELIHOODS.items():
+        row = checks.sel(likelihood=name)
+        assert int(row["n_rows"]) == tree["observed_data"][site].size, name
+        cov = row["loo_coverage"].values
+        assert np.all((cov >= 0) & (cov <= 1)) and np.all(np.diff(cov) >= 0), name
+        pit = np.asarray(azs.loo_pit(tree, var_names=[site])[site]).ravel()
+        np.testing.assert_allclose(cov, central_coverage(pit), err_msg=name)
+    # the laws' 80 % LOO intervals are calibrated on the shipped tables (60-95 %)
+    for name in ("depth", "batch"):
+        assert 0.6 <= float(checks["loo_coverage"].sel(likelihood=name, prob=0.8)) <= 0.95
+    assert [r["likelihood"] for r in check_rows(checks)] == list(LIKELIHOODS)
+
+
+def test_central_coverage_of_constructed_pits() -> None:
+    from forecast.checks import central_coverage
+
+    pit = np.array([0.05, 0.2, 0.3, 0.5, 0.74, 0.85, 0.97, 0.99])
+    np.testing.assert_allclose(central_coverage(pit, (0.5, 0.8, 0.95)), [3 / 8, 5 / 8, 7 / 8])
+    assert np.all(np.isnan(central_coverage(np.array([]))))
