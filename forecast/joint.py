@@ -16,11 +16,16 @@ exponent on compute). The nuisance parameters (scatter, shortfall, MoE offset) k
 informative priors of :mod:`forecast.scaling_fits`. A fixed value in the prior file makes the
 parameter a deterministic site: fixed, not fitted.
 
-The other propagated inputs (latencies, network, run length, MoE shape) have no data; the
-propagation draws them from their priors outside NUTS, with one random stream per key
-(:meth:`forecast.priors.PriorSet.sample`), so that a key a scenario does not change has identical
-draws in every scenario. Their split / quantile prior families have no NumPyro distribution, and
-NUTS gains nothing from parameters that no likelihood touches.
+The other propagated inputs (latencies, network, run length, precision, MoE shape) have no data.
+They are the program's **free block** (:func:`free_inputs_model`): one sample site per key with
+the prior file's distribution, exactly (:meth:`forecast.priors.distributions.Prior.to_numpyro_exact`,
+split and quantile fits included). NUTS runs the program without that block (``free_inputs=None``):
+no likelihood touches those sites, so their posterior is their prior and sampling them by MCMC
+would only add autocorrelated copies of it. The propagation draws the block with
+``numpyro.infer.Predictive`` (:func:`draw_free_inputs`), one independent draw per thinned
+posterior draw, the fitted block's values being those posterior draws. Each site has its own
+random stream (``fold_in`` of the draw's key by the key's name), so a key a scenario leaves alone
+has identical draws in every scenario, whatever else the scenario changes.
 
 :func:`fit_joint` runs NUTS and returns one ArviZ DataTree with the groups of
 :func:`forecast.inference.fit_observations` plus ``prior`` (the same variables drawn from the
@@ -283,18 +288,75 @@ def joint_data(
 # --------------------------------------------------------------------------------------------
 
 
+def _stream(key: str) -> int:
+    """A fixed 31-bit number per prior key: the ``fold_in`` datum of its random stream."""
+    import zlib
+
+    return zlib.crc32(f"wallcast-free-input:{key}".encode()) & 0x7FFFFFFF
+
+
+def free_inputs_model(free_inputs: Mapping[str, Any]) -> None:
+    """The free block: one sample site per key (its NumPyro distribution), each drawn on its own
+    stream derived from one key of the program's seed, so the draws of a key do not depend on
+    which other keys the block holds or on the order of the program's other sites."""
+    draw_key = numpyro.prng_key()
+    for key, distribution in free_inputs.items():
+        numpyro.sample(key, distribution, rng_key=jax.random.fold_in(draw_key, _stream(key)))
+
+
 def joint_model(
-    data: JointData, trend_priors: TrendPriors, law_priors: LawPriors, *, observed: bool = True
+    data: JointData | None,
+    trend_priors: TrendPriors | None,
+    law_priors: LawPriors | None,
+    *,
+    observed: bool = True,
+    free_inputs: Mapping[str, Any] | None = None,
 ) -> None:
-    """Trends, frontier compute and the four laws: independent likelihoods, one posterior.
+    """Trends, frontier compute and the four laws (independent likelihoods, one posterior), and
+    the free block of the inputs no data touches (:func:`free_inputs_model`).
 
     ``observed=False`` drops every observed value (prior and posterior predictive draws).
+    ``free_inputs`` (key -> NumPyro distribution, :func:`free_input_distributions`) adds the free
+    block; ``data=None`` leaves out the fitted block (trend and law parameters and likelihoods),
+    which is how the propagation draws the free block beside the posterior draws.
     """
+    if free_inputs is not None:
+        free_inputs_model(free_inputs)
+    if data is None:
+        return
     trend_model(data.hardware, data.frontier, trend_priors, observed=observed)
     depth_law_model(data.depth, law_priors.depth, None, observed)
     batch_law_model(data.batch, law_priors.batch, None, observed)
     utilization_law_model(data.utilization, law_priors.utilization, None, observed)
     domain_growth_model(data.domain, law_priors.domain, None, observed)
+
+
+def free_input_distributions(prior_set: Any, posterior_variables: Any) -> dict[str, Any]:
+    """Key -> exact NumPyro distribution of every propagated input that this scenario does not
+    take from the posterior (:func:`forecast.provenance.input_kind` "prior", "fixed" or
+    "scenario"), in :data:`forecast.priors.registry.PROPAGATED_KEYS` order."""
+    from forecast.priors.registry import PROPAGATED_KEYS
+    from forecast.provenance import input_kind
+
+    return {
+        key: prior_set[key].to_numpyro_exact()
+        for key in PROPAGATED_KEYS
+        if input_kind(key, prior_set, posterior_variables) != "fitted"
+    }
+
+
+def draw_free_inputs(
+    prior_set: Any, posterior_variables: Any, n: int, rng_key: jax.Array
+) -> dict[str, np.ndarray]:
+    """``n`` draws of the joint program's free block (``numpyro.infer.Predictive``, vectorized):
+    key -> array (n,). A fixed value is a Delta site: ``n`` copies of it."""
+    enable_x64()
+    free = free_input_distributions(prior_set, posterior_variables)
+    if not free:
+        return {}
+    model = partial(joint_model, None, None, None, observed=False, free_inputs=free)
+    draws = Predictive(model, num_samples=int(n), return_sites=list(free), parallel=True)(rng_key)
+    return {key: np.asarray(draws[key], dtype=float).reshape(int(n)) for key in free}
 
 
 # --------------------------------------------------------------------------------------------

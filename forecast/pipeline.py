@@ -23,7 +23,7 @@ from forecast.evidence import load_model_shapes, load_scaleup_domains
 from forecast.hardware import data_hash, load_frontier_runs, load_hardware
 from forecast.priors import PriorSet, load_overlay, load_priors
 from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
-from forecast.provenance import input_kind, input_provenance, provenance_json
+from forecast.provenance import input_provenance, provenance_json
 from forecast.storage import provenance_attrs
 
 DEFAULT_PROPAGATE_DRAWS = 1000
@@ -211,16 +211,22 @@ def scenario_inputs(
 
     Fitted keys hold the joint posterior's draws (``samples``, flattened (chain, draw)); a scenario
     that sets a fitted key draws it from its own distribution instead; every other key is drawn
-    from its prior. Prior draws use one random stream per key (:meth:`PriorSet.sample` with
-    :func:`scenario_seed`), so a key a scenario leaves alone has the same draws in every scenario.
+    from its prior. The non-fitted keys are the joint program's free block, drawn by
+    ``numpyro.infer.Predictive`` (:func:`forecast.joint.draw_free_inputs`) from the key of
+    :func:`scenario_seed`, one random stream per key: a key a scenario leaves alone has the same
+    draws in every scenario.
     """
-    drawn = prior_set.sample(n, scenario_seed(seed))
+    import jax
+
+    from forecast.joint import draw_free_inputs
+
+    drawn = draw_free_inputs(prior_set, samples, n, jax.random.PRNGKey(scenario_seed(seed)))
     out = {}
     for key in PROPAGATED_KEYS:
-        if input_kind(key, prior_set, samples) == "fitted":
-            out[key] = np.asarray(samples[FITTED_INPUTS[key].variable], dtype=float)
-        else:
+        if key in drawn:
             out[key] = drawn[key]
+        else:
+            out[key] = np.asarray(samples[FITTED_INPUTS[key].variable], dtype=float)
     return out
 
 
@@ -235,8 +241,8 @@ def propagate_scenario(
 ) -> tuple[xr.Dataset, xr.Dataset]:
     """Forecast variables and propagated inputs of one scenario (dims chain, draw, ...).
 
-    The walls are deterministic functions of the joint posterior's draws (trends and law
-    parameters) and of the free inputs' prior draws (:func:`scenario_inputs`). With
+    The walls are deterministic functions of the joint program's draws: the posterior's (trends
+    and law parameters) and its free block's (:func:`scenario_inputs`). With
     ``propagate_draws`` the posterior is evenly thinned first (every k-th draw of each chain,
     :func:`thinning_step`); ``draw`` then counts the kept draws.
 

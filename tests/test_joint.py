@@ -243,8 +243,13 @@ def test_scenario_override_replaces_exactly_its_key_and_keeps_common_random_numb
         "large-domains": {"hardware.scaleup_domain_size_growth_per_year"},
         "six-month-runs": {"training.duration_days"},
     }
+    from forecast.joint import draw_free_inputs
+
+    rng_key = jax.random.PRNGKey(pipeline.scenario_seed(SEED))
+    posterior_vars = tree["posterior"].data_vars
     for scenario, keys in changed.items():
-        own = inputs.scenarios[scenario].sample(n, pipeline.scenario_seed(SEED))
+        # the scenario's own free block (the joint program's, drawn by Predictive)
+        own = draw_free_inputs(inputs.scenarios[scenario], posterior_vars, n, rng_key)
         for key in PROPAGATED_KEYS:
             here = fi[key.replace(".", "__")].sel(scenario=scenario).values.ravel()
             base = fi[key.replace(".", "__")].sel(scenario="baseline").values.ravel()

@@ -725,3 +725,37 @@ def test_every_registry_key_has_a_plausible_range_holding_the_shipped_medians() 
         assert spec.plausible is not None, key
         low, high = spec.plausible
         assert low <= shipped[key].median() <= high, key
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "quantiles = { p10 = 1.3, p50 = 1.45, p90 = 1.65 }",  # split log-normal
+        "quantiles = { p10 = 0.55, p50 = 0.7, p90 = 0.8 }",  # split logit-normal
+        "quantiles = { p05 = 2.0, p25 = 4.0, p50 = 5.0, p75 = 7.0, p95 = 12.0 }",  # piecewise
+        'dist = "lognormal"\nmedian = 2.0\nsigma = 0.4',
+        'dist = "triangular"\nlow = 1.0\nmode = 2.0\nhigh = 4.0',
+        "value = 3.0",
+    ],
+)
+def test_exact_numpyro_distribution_is_the_prior(text):
+    """``to_numpyro_exact`` samples the prior's own distribution (its ppf's quantiles) and its
+    ``log_prob`` is the density dF/dx of that ppf, for split and piecewise fits too."""
+    import jax
+
+    from forecast.inference import enable_x64
+    from forecast.priors import loads
+
+    enable_x64()
+    key = "training.max_utilization" if "0.55" in text else "latency.kernel_us"
+    prior = loads(f'[{key}]\n{text}\nsource = "test"\n', "t.toml", overlay=True)[key]
+    d = prior.to_numpyro_exact()
+    x = np.asarray(d.sample(jax.random.PRNGKey(1), (200_000,)))
+    for q in (0.05, 0.25, 0.5, 0.75, 0.95):
+        assert np.quantile(x, q) == pytest.approx(prior.quantile(q), rel=0.01), q
+    if prior.is_point:
+        return
+    u = np.linspace(0.02, 0.98, 48)  # off the knots (a kink has no derivative there)
+    xs, h = prior.ppf(u), 1e-6
+    density = 2 * h / (prior.ppf(u + h) - prior.ppf(u - h))  # dF/dx = 1 / (dx/du)
+    np.testing.assert_allclose(np.exp(np.asarray(d.log_prob(xs))), density, rtol=1e-4)

@@ -247,6 +247,26 @@ class Prior:
             )
         return nd.Normal(mu, sigma)
 
+    def to_numpyro_exact(self) -> Any:
+        """The ``numpyro.distributions`` object with exactly this distribution, every family.
+
+        As :meth:`to_numpyro` where that is exact; split and piecewise (``quantile_*``) fits are
+        a standard Normal pushed through the fit's piecewise-linear map in the normal score
+        (:func:`_numpyro_piecewise`), then the domain's inverse transform (exp, sigmoid), which
+        is how :meth:`ppf` defines them: samples have the same distribution as :meth:`sample`
+        and ``log_prob`` is the exact density.
+        """
+        d, p = self.dist, self.params
+        if d.startswith("split_"):
+            m = float(_fwd(_family_domain(d), p["median"]))
+            zk = np.array([-1.0, 0.0, 1.0])
+            yk = np.array([m - p["sigma_lo"], m, m + p["sigma_hi"]])
+            return _numpyro_piecewise(_family_domain(d), zk, yk)
+        if d.startswith("quantile_"):
+            dom = _family_domain(d)
+            return _numpyro_piecewise(dom, *_knots(dom, p))
+        return self.to_numpyro()
+
 
 def _knots(domain: Domain, params: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
     names = sorted(params, key=_qprob)
@@ -261,6 +281,46 @@ def _interp_extrap(z: np.ndarray, zk: np.ndarray, yk: np.ndarray) -> np.ndarray:
     i = np.clip(np.searchsorted(zk, z, side="right") - 1, 0, len(zk) - 2)
     with np.errstate(invalid="ignore"):
         return yk[i] + slopes[i] * (z - zk[i])
+
+
+def _numpyro_piecewise(domain: Domain, zk: np.ndarray, yk: np.ndarray) -> Any:
+    """Standard Normal z -> piecewise-linear y(z) through the knots (end segments extended, as
+    :func:`_interp_extrap`) -> the domain's inverse transform (exp, sigmoid or identity)."""
+    import jax.numpy as jnp
+    import numpyro.distributions as nd
+    from numpyro.distributions import constraints
+
+    zk = np.asarray(zk, dtype=float)
+    yk = np.asarray(yk, dtype=float)
+    slopes = np.diff(yk) / np.diff(zk)
+    if np.any(slopes <= 0):
+        raise ValueError("piecewise prior: quantiles must increase")
+    zk_j, yk_j, slopes_j = jnp.asarray(zk), jnp.asarray(yk), jnp.asarray(slopes)
+    last = len(zk) - 2
+
+    class _PiecewiseLinear(nd.transforms.Transform):
+        domain = constraints.real
+        codomain = constraints.real
+        sign = 1
+
+        def __call__(self, z: Any) -> Any:
+            i = jnp.clip(jnp.searchsorted(zk_j, z, side="right") - 1, 0, last)
+            return yk_j[i] + slopes_j[i] * (z - zk_j[i])
+
+        def _inverse(self, y: Any) -> Any:
+            i = jnp.clip(jnp.searchsorted(yk_j, y, side="right") - 1, 0, last)
+            return zk_j[i] + (y - yk_j[i]) / slopes_j[i]
+
+        def log_abs_det_jacobian(self, z: Any, y: Any, intermediates: Any = None) -> Any:
+            i = jnp.clip(jnp.searchsorted(zk_j, z, side="right") - 1, 0, last)
+            return jnp.log(slopes_j[i])
+
+    transforms: list[Any] = [_PiecewiseLinear()]
+    if domain == "positive":
+        transforms.append(nd.transforms.ExpTransform())
+    elif domain == "unit_interval":
+        transforms.append(nd.transforms.SigmoidTransform())
+    return nd.TransformedDistribution(nd.Normal(0.0, 1.0), transforms)
 
 
 def _numpyro_triangular(low: float, mode: float, high: float) -> Any:
