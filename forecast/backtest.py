@@ -39,6 +39,7 @@ import pandas as pd
 import xarray as xr
 
 from forecast.constants import REFERENCE_YEAR
+from forecast.tracing import exclusive
 
 __all__ = [
     "CURVE_PROBS",
@@ -561,6 +562,7 @@ def _frontier_nu(samples: Mapping[str, np.ndarray], priors: Any, draws: np.ndarr
     return np.broadcast_to(np.asarray(nu, dtype=float), (draws.shape[0],))
 
 
+@exclusive
 def fit_frontier(
     train: Any, priors: Any, *, chains: int, warmup: int, draws: int, seed: int
 ) -> tuple[dict[str, np.ndarray], float, int]:

@@ -33,6 +33,7 @@ import xarray as xr
 from numpyro.infer import MCMC, NUTS, Predictive
 
 from forecast.errors import WallcastError
+from forecast.tracing import exclusive
 from forecast.trends import (
     METRICS,
     FrontierObservations,
@@ -271,6 +272,7 @@ def fit_trends(
     )
 
 
+@exclusive
 def fit_observations(
     hardware: HardwareObservations,
     frontier: FrontierObservations,
@@ -401,6 +403,7 @@ def observations_from_datatree(
 # --------------------------------------------------------------------------------------------
 
 
+@exclusive
 def prior_predictive(
     priors: TrendPriors,
     hardware: HardwareObservations | None,
@@ -429,6 +432,7 @@ def prior_predictive(
     return {k: np.asarray(v) for k, v in draws.items()}
 
 
+@exclusive
 def posterior_predictive(
     dt: xr.DataTree,
     hardware: HardwareObservations | None = None,

@@ -72,6 +72,7 @@ from forecast.scaling_fits import (
     utilization_law_model,
     utilization_table,
 )
+from forecast.tracing import exclusive
 from forecast.trends import (
     METRICS,
     FrontierObservations,
@@ -345,6 +346,7 @@ def free_input_distributions(prior_set: Any, posterior_variables: Any) -> dict[s
     }
 
 
+@exclusive
 def draw_free_inputs(
     prior_set: Any, posterior_variables: Any, n: int, rng_key: jax.Array
 ) -> dict[str, np.ndarray]:
@@ -391,6 +393,7 @@ def _prior_group(
     return xr.Dataset(out, coords=coords)
 
 
+@exclusive
 def fit_joint(
     data: JointData,
     tables: Mapping[str, LawTable],

@@ -62,6 +62,7 @@ from numpyro.distributions.util import promote_shapes, validate_sample
 from numpyro.infer import MCMC, NUTS, Predictive
 
 from forecast.model.params import LAYER_REFERENCE_PARAMS, LAYERS_AT_REFERENCE
+from forecast.tracing import exclusive
 
 __all__ = [
     "BATCH_PRIORS",
@@ -545,6 +546,7 @@ def _mcmc(
     )
 
 
+@exclusive
 def _run(mcmc: MCMC, rng_key, data: LawData, priors, mask) -> LawFit:
     data = LawData(*(jnp.asarray(a) for a in data))
     if mask is None:
@@ -581,6 +583,7 @@ def fit_law(
     return _run(mcmc, rng_key, data, priors, mask)
 
 
+@exclusive
 def predictive_draws(
     model: LawModel, fit: LawFit, data: LawData, rng_key: jax.Array, priors=None
 ) -> np.ndarray:

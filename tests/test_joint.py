@@ -356,3 +356,23 @@ def test_central_coverage_of_constructed_pits() -> None:
     pit = np.array([0.05, 0.2, 0.3, 0.5, 0.74, 0.85, 0.97, 0.99])
     np.testing.assert_allclose(central_coverage(pit, (0.5, 0.8, 0.95)), [3 / 8, 5 / 8, 7 / 8])
     assert np.all(np.isnan(central_coverage(np.array([]))))
+
+
+def test_free_block_draws_in_concurrent_threads_match_serial_draws() -> None:
+    """NumPyro's handler stack is process-global; the flow propagates scenarios in threads, so
+    the draws are serialised (:mod:`forecast.tracing`). Eight threads give the serial draws."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from forecast.joint import draw_free_inputs
+
+    inputs = pipeline.load_inputs()
+    key = jax.random.PRNGKey(3)
+    sets = list(inputs.scenarios.values())
+    serial = [draw_free_inputs(ps, (), 64, key) for ps in sets]
+    with ThreadPoolExecutor(8) as pool:
+        threaded = list(pool.map(lambda ps: draw_free_inputs(ps, (), 64, key), sets * 3))
+    for i, got in enumerate(threaded):
+        want = serial[i % len(sets)]
+        assert got.keys() == want.keys()
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k], err_msg=k)

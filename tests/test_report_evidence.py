@@ -107,11 +107,27 @@ def evidence_tree(fid: str, seed: int = 0, provenance: bool = True) -> xr.DataTr
         post[name] = (dims, v)
     tree["posterior"] = post
     tree["prior"] = xr.Dataset({name: (dims, v) for name, v in prior.items()})
+    tree["predictive_checks"] = CHECKS
     if provenance:
         tree.attrs["input_provenance"] = provenance_attr(
             tree.attrs["priors_text"], tree.attrs["scenarios"].split(",")
         )
     return tree
+
+
+CHECKS = xr.Dataset(
+    {
+        "n_rows": ("likelihood", np.array([88, 6])),
+        "loo_coverage": (("likelihood", "prob"), np.array([[0.58, 0.82, 0.94], [0.5, 0.67, 1.0]])),
+        "loo_pit_mean": ("likelihood", np.array([0.48, 0.52])),
+        "pareto_k_max": ("likelihood", np.array([0.36, 0.75])),
+        "n_high_pareto_k": ("likelihood", np.array([0, 1])),
+        "observed_site": ("likelihood", np.array(["log10_layers", "log10_domain"])),
+        "table": ("likelihood", np.array(["data/model_shapes.csv", "data/scaleup_domains.csv"])),
+    },
+    coords={"likelihood": ["depth", "domain"], "prob": [0.5, 0.8, 0.95]},
+)
+"""A ``/predictive_checks`` group (the layout of :func:`forecast.checks.loo_checks`)."""
 
 
 def group(path: Path, name: str) -> xr.Dataset:
@@ -415,3 +431,15 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     )
     tornado = next(k for k, t in enumerate(titles) if "moves the wall most" in t)
     assert "posterior when fitted to data" in slide_text(prs.slides[tornado])
+
+
+def test_report_shows_the_loo_checks_of_the_tree(evidence):
+    from forecast.report.html import CHECKS_NOTE
+
+    _, written = evidence
+    md = written["report_md"].read_text()
+    part = section(md, HEADING)
+    assert CHECKS_NOTE in part
+    lines = {line.split("|")[1].strip(): line for line in part.splitlines() if line.count("|") > 6}
+    assert "| data/model_shapes.csv | 88 | 58% | 82% | 94% | 0.36 |" in lines["depth"]
+    assert "| 6 | 50% | 67% | 100% | 0.75 (1 above 0.7) |" in lines["domain"]

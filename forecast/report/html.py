@@ -392,6 +392,41 @@ def evidence_blocks(fc: Forecast, blocks: list[Block], figure) -> None:
         f"peak of 1, and below the axis each one's median (dot) and {fmt_pct(PROB)} interval "
         "(bar); log axis where the prior spans over a factor of 10.",
     )
+    checks_blocks(fc, blocks)
+
+
+CHECKS_NOTE = (
+    "Held-out check of every likelihood (PSIS-LOO from the joint fit): the share of rows whose "
+    "observed value falls inside the central interval of its leave-one-out predictive. A "
+    "calibrated likelihood covers about the nominal share; rows with a Pareto k above 0.7 have "
+    "an unreliable estimate."
+)
+
+
+def checks_blocks(fc: Forecast, blocks: list[Block]) -> None:
+    """The table of ``/predictive_checks`` (nothing for a forecast without the group)."""
+    ds = fc.group("predictive_checks")
+    if ds is None or "loo_coverage" not in ds:
+        return
+    from forecast.checks import check_rows
+
+    blocks.append(Block("p", CHECKS_NOTE))
+    rows = []
+    for r in check_rows(ds):
+        rows.append(
+            [
+                r["likelihood"].replace("_", " "),
+                r["table"],
+                str(r["rows"]),
+                fmt_pct(r["coverage_50"]),
+                fmt_pct(r["coverage_80"]),
+                fmt_pct(r["coverage_95"]),
+                f"{r['pareto_k_max']:.2f}"
+                + (f" ({r['n_high_pareto_k']} above 0.7)" if r["n_high_pareto_k"] else ""),
+            ]
+        )
+    header = ["likelihood", "table", "rows", "50%", "80%", "95%", "largest Pareto k"]
+    blocks.append(Block("table", header=header, rows=rows))
 
 
 def change_blocks(ch: Changes, last_year: int) -> list[Block]:
