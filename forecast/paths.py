@@ -84,3 +84,39 @@ def model_shapes_path(data_folder: str | Path | None = None) -> Path:
 def scaleup_domains_path(data_folder: str | Path | None = None) -> Path:
     """The scale-up domain table of a data folder (domain-growth law)."""
     return data_dir(data_folder) / SCALEUP_DOMAINS_FILE
+
+
+JAX_CACHE_ENV = "WALLCAST_JAX_CACHE_DIR"
+
+
+def jax_cache_dir() -> Path | None:
+    """Folder of JAX's persistent compilation cache for the ``wallcast`` commands.
+
+    ``WALLCAST_JAX_CACHE_DIR`` if set (empty or ``off``: no cache), else
+    ``$XDG_CACHE_HOME/wallcast/jax`` (``~/.cache/wallcast/jax``). Compiled programs are keyed by
+    their computation, JAX version and backend, so a stale entry is never used, only kept.
+    """
+    value = os.environ.get(JAX_CACHE_ENV)
+    if value is not None:
+        return None if value.strip().lower() in ("", "off") else Path(value).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "wallcast" / "jax"
+
+
+def configure_jax_cache() -> Path | None:
+    """Point JAX's persistent compilation cache at :func:`jax_cache_dir` through the environment
+    (read when JAX is imported, so commands that never import JAX stay without it). Programs that
+    took at least 0.5 s to compile are kept. An explicit ``JAX_COMPILATION_CACHE_DIR`` wins; a
+    folder that cannot be created means no cache. Returns the folder in use, or None."""
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        return Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
+    folder = jax_cache_dir()
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(folder)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+    return folder

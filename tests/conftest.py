@@ -3,7 +3,8 @@
 ``prefect_harness`` is session-scoped but *not* autouse: only tests that request it (the flow
 tests) pay for the temporary Prefect API server (~20 s on 2 cores).  ``PREFECT_HOME`` points at a
 temporary folder for the whole session (set before Prefect is imported), so cache records,
-results and the SQLite database never touch ``~/.prefect``; subprocesses inherit it.
+results and the SQLite database never touch ``~/.prefect``; subprocesses inherit it. The same holds
+for the JAX compilation cache of the ``wallcast`` commands (``WALLCAST_JAX_CACHE_DIR``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ atexit.register(shutil.rmtree, _PREFECT_HOME, True)
 os.environ["PREFECT_HOME"] = str(_PREFECT_HOME)
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+# The wallcast commands the tests start share one JAX compilation cache, never ~/.cache.
+_JAX_CACHE = Path(tempfile.mkdtemp(prefix="wallcast-jax-cache-"))
+atexit.register(shutil.rmtree, _JAX_CACHE, True)
+os.environ["WALLCAST_JAX_CACHE_DIR"] = str(_JAX_CACHE)
 
 
 @pytest.fixture(scope="session")

@@ -134,3 +134,25 @@ def test_walls_moe_options(walls_json):
     assert moe["latency_wall_flop"] < dense["latency_wall_flop"]
     bad = runner.invoke(app, ["walls", "-a", "H100", "--moe-experts", "2", "--moe-active", "4"])
     assert bad.exit_code == 2
+
+
+def test_jax_compilation_cache_folder_follows_the_environment(monkeypatch, tmp_path):
+    """``WALLCAST_JAX_CACHE_DIR`` (empty / off: none) else XDG; an explicit
+    ``JAX_COMPILATION_CACHE_DIR`` wins; configuring sets only environment variables."""
+    from forecast import paths
+
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    monkeypatch.setenv("WALLCAST_JAX_CACHE_DIR", "off")
+    assert paths.jax_cache_dir() is None and paths.configure_jax_cache() is None
+    monkeypatch.delenv("WALLCAST_JAX_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert paths.jax_cache_dir() == tmp_path / "xdg" / "wallcast" / "jax"
+    monkeypatch.setenv("WALLCAST_JAX_CACHE_DIR", str(tmp_path / "c"))
+    assert paths.configure_jax_cache() == tmp_path / "c" and (tmp_path / "c").is_dir()
+    import os
+
+    assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "c")
+    monkeypatch.setenv("WALLCAST_JAX_CACHE_DIR", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
+    assert paths.configure_jax_cache() is None  # cannot be created: no cache, no error

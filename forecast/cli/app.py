@@ -97,7 +97,11 @@ def _is_click_error(exc: BaseException) -> bool:
 def main() -> None:
     """Entry point of the ``wallcast`` console script and ``python -m forecast``."""
     from forecast.errors import WallcastError
+    from forecast.paths import configure_jax_cache
 
+    # Compiled NUTS kernels and wall searches are reused across commands and weekly refreshes
+    # (`make run`'s analyse and walls steps reuse what `wallcast run` compiled); BENCHMARKS.md.
+    configure_jax_cache()
     try:
         status = app(prog_name="wallcast", standalone_mode=False)
     except WallcastError as exc:  # raised outside a command body (e.g. in a callback)
