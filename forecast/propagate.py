@@ -22,7 +22,6 @@ from forecast.model.cost import (
     best_utilization,
     cost_multiplier,
     min_run_days,
-    small_scale_max_utilization,
 )
 from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
@@ -155,7 +154,7 @@ def propagate(
             for v in a
         )
     )
-    dm, lat = fast_walls(sub_hw, sub_a)
+    dm, lat, u_max = fast_walls(sub_hw, sub_a, small_scale=True)
     if idx.size != years.size:
         dm = interpolate_years(years, years[idx], dm)
         lat = interpolate_years(years, years[idx], lat)
@@ -176,7 +175,8 @@ def propagate(
     # What the wall costs: the frontier run's best utilization on the year's frontier hardware
     # against the small-scale maximum, and the shortest run that could train it at all.
     u_frontier = best_utilization(sub_hw, sub_a, frontier[..., idx])
-    u_max = small_scale_max_utilization(sub_hw, sub_a)
+    # u_max: the small-scale maximum utilization, from the wall search above (the same plans and
+    # budgets as forecast.model.cost.small_scale_max_utilization)
     with np.errstate(divide="ignore"):  # 0 days (feasible at any length): -inf, kept
         log10_days = np.log10(min_run_days(sub_hw, sub_a, frontier[..., idx]))
     if idx.size != years.size:

@@ -100,3 +100,19 @@ def test_scalar_inputs():
     a = Assumptions()
     days = min_run_days(_one(comparison_draws(N_DRAWS, seed=1)[0], 0), a, 27.0)
     assert np.ndim(days) == 0 and 0 < float(days) < float(a.duration_s) / SECONDS_PER_DAY
+
+
+def test_wall_search_returns_the_same_small_scale_maximum():
+    """The propagation takes the small-scale maximum from ``fast_walls`` instead of computing it
+    again: the two are the same plans and budgets, bit for bit, and the walls are unchanged."""
+    from forecast.model.cost import small_scale_max_utilization
+    from forecast.model.fast import fast_walls
+    from forecast.validation import comparison_draws
+
+    hw, a = comparison_draws(96, 5)
+    dm, lat, small = fast_walls(hw, a, small_scale=True)
+    np.testing.assert_array_equal(small, small_scale_max_utilization(hw, a))
+    dm_only, lat_only = fast_walls(hw, a)
+    np.testing.assert_array_equal(dm, dm_only)
+    np.testing.assert_array_equal(lat, lat_only)
+    assert np.all((small > 0) & (small <= 1))

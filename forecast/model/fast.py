@@ -329,8 +329,13 @@ def fast_walls(
     log10_flop_range: tuple[float, float] = (20.0, 40.0),
     iterations: int = 12,
     chunk: int = 256,
-) -> tuple[np.ndarray, np.ndarray]:
+    small_scale: bool = False,
+) -> tuple[np.ndarray, ...]:
     """(data-movement wall, latency wall) in log10 FLOP for every draw, vectorized.
+
+    ``small_scale=True`` also returns the small-scale maximum utilization the data-movement
+    level is taken from (what :func:`forecast.model.cost.small_scale_max_utilization` computes,
+    here for free).
 
     Fields of ``hw`` and ``a`` may be scalars or arrays that broadcast to the draws' shape.
     The data-movement level is ``threshold`` times the best utilization of simple plans at
@@ -353,13 +358,19 @@ def fast_walls(
     total = int(np.prod(dims)) if dims else 1
     dm_out = np.empty(total)
     lat_out = np.empty(total)
+    small_out = np.empty(total)
     lo, hi = log10_flop_range
     for start in range(0, total, chunk):
         stop = min(start + chunk, total)
         pad = chunk - (stop - start) if total > chunk else 0
         sl = [np.pad(x[start:stop], (0, pad), mode="edge") for x in flat_hw]
         sa = [np.pad(x[start:stop], (0, pad), mode="edge") for x in flat_a]
-        dm, lat, _ = _walls(Hardware(*sl), Assumptions(*sa), grids, lo, hi, threshold, iterations)
+        dm, lat, u_small = _walls(
+            Hardware(*sl), Assumptions(*sa), grids, lo, hi, threshold, iterations
+        )
         dm_out[start:stop] = np.asarray(dm)[: stop - start]
         lat_out[start:stop] = np.asarray(lat)[: stop - start]
+        small_out[start:stop] = np.asarray(u_small)[: stop - start]
+    if small_scale:
+        return dm_out.reshape(dims), lat_out.reshape(dims), small_out.reshape(dims)
     return dm_out.reshape(dims), lat_out.reshape(dims)
