@@ -278,6 +278,28 @@ def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict
         return {}
 
 
+@task(name="warm-report", cache_policy=NO_CACHE)
+def warm_report_task() -> None:
+    """The report's per-accelerator walls, computed beside the fit (which keeps about one of two
+    cores busy) into the process's cache, so the report written after publishing reads them
+    back instead of searching then. A failure here only means the report searches itself."""
+    from forecast.report.hardware_walls import warm_accelerator_walls
+
+    try:
+        warm_accelerator_walls()
+    except Exception as exc:  # the report itself will say what is wrong
+        get_run_logger().warning(f"accelerator walls not precomputed: {type(exc).__name__}: {exc}")
+
+
+def _runs_in_this_process() -> bool:
+    """Whether the flow's tasks share its process (the thread task runner), so a cache filled
+    by one task is seen by another."""
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    return ctx is not None and type(ctx.task_runner).__name__ == "ThreadPoolTaskRunner"
+
+
 @task(
     name="artifacts",
     cache_policy=NO_CACHE,
@@ -365,6 +387,7 @@ def refresh_forecast(
         states["load-inputs"] = load_state.name
         inputs: pipeline.Inputs = load_state.result()
         yrs = None if years is None else [float(y) for y in years]
+        warm = warm_report_task.submit() if reports and _runs_in_this_process() else None
 
         fits: dict[str, Any] = {}
         fit_keys: dict[str, str] = {}
@@ -451,6 +474,8 @@ def refresh_forecast(
             logger.info(f"inputs unchanged: latest kept ({info['path']})")
         else:
             logger.info(f"published {info['path']}")
+        if warm is not None:
+            wait([warm])
         art = artifacts_task(info, dict(states), reports=reports)
     cached = [k for k, v in states.items() if v == "Cached"]
     return {

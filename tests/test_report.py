@@ -544,3 +544,32 @@ def test_not_modelled_follows_validation_doc():
     moe = [t for t in items if "mixture of experts" in t.lower() or "expert" in t.lower()]
     assert moe and all("modelled simply" in t for t in moe), moe
     assert not any("dense transformers only" in t for t in items)
+
+
+def test_accelerator_walls_are_cached_on_the_table_bytes(monkeypatch, tmp_path):
+    """The refresh flow computes the report's accelerator section beside the fit; the report
+    reads it back. A second call with the same table is served from the cache (a copy), an
+    edited table is searched again."""
+    import shutil
+
+    from forecast.report import hardware_walls as hwm
+
+    calls = []
+
+    def search(names, curve_names, **settings):
+        calls.append(settings["hardware"])
+        return hwm.AcceleratorWalls(rows=[{"accelerator": "x", "n": len(calls)}])
+
+    monkeypatch.setattr(hwm, "_accelerator_walls", search)
+    monkeypatch.setattr(hwm, "_CACHE", {})
+    table = tmp_path / "hardware.csv"
+    from forecast.walls import hardware_table_path
+
+    shutil.copy(hardware_table_path(None), table)
+    first = hwm.accelerator_walls(None, ("H100",), hardware=table)
+    first.rows[0]["n"] = 99  # a caller's edit does not reach the cache
+    second = hwm.accelerator_walls(None, ("H100",), hardware=table)
+    assert len(calls) == 1 and second.rows[0]["n"] == 1
+    table.write_text(table.read_text() + "\n")
+    hwm.accelerator_walls(None, ("H100",), hardware=table)
+    assert len(calls) == 2

@@ -7,6 +7,7 @@ accelerators to show and lays out their table.  JAX runs inside the service, not
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,7 +77,65 @@ def accelerator_walls(
     log10_flop_range: tuple[float, float] = CURVE_LOG10_FLOP_RANGE,
 ) -> AcceleratorWalls:
     """Walls of each named accelerator (every table row when ``names`` is None) and the
-    utilization curves of ``curve_names`` that are in the table."""
+    utilization curves of ``curve_names`` that are in the table.
+
+    Cached in the process on the arguments and the accelerator table's bytes (its SHA-256), so
+    the refresh flow can compute them beside the fit (:func:`warm_accelerator_walls`) and the
+    report, written after publishing, reads them back; a changed table is computed afresh.
+    Callers get their own copy."""
+    import copy
+
+    from forecast.walls import hardware_table_hash
+
+    key = (
+        None if names is None else tuple(names),
+        None if curve_names is None else tuple(curve_names),
+        float(duration_days),
+        str(precision),
+        None if hardware is None else str(hardware),
+        hardware_table_hash(hardware),
+        float(curve_step),
+        tuple(float(x) for x in log10_flop_range),
+    )
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+    if cached is None:
+        cached = _accelerator_walls(
+            names,
+            curve_names,
+            duration_days=duration_days,
+            precision=precision,
+            hardware=hardware,
+            curve_step=curve_step,
+            log10_flop_range=log10_flop_range,
+        )
+        with _CACHE_LOCK:
+            _CACHE[key] = cached
+            while len(_CACHE) > 8:
+                _CACHE.pop(next(iter(_CACHE)))
+    return copy.deepcopy(cached)
+
+
+_CACHE: dict[tuple, AcceleratorWalls] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def warm_accelerator_walls() -> None:
+    """Compute the report's accelerator section now (what :func:`forecast.report.write_report_files`
+    asks for by default), so that a report written later in this process finds it cached."""
+    accelerator_walls(None, CURVE_ACCELERATORS)
+
+
+def _accelerator_walls(
+    names: Sequence[str] | None,
+    curve_names: Sequence[str] | None,
+    *,
+    duration_days: float,
+    precision: str,
+    hardware: str | Path | None,
+    curve_step: float,
+    log10_flop_range: tuple[float, float],
+) -> AcceleratorWalls:
     settings = {"duration_days": duration_days, "precision": precision, "hardware": hardware}
     rows = walls_records(names, **settings)
     curves = []
