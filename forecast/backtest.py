@@ -495,15 +495,7 @@ def student_t_mixture_log_density(
 ) -> np.ndarray:
     """``log (1/S) sum_s t_nu_s(y | loc_s, scale_s)`` per observation; ``loc``, ``scale``
     (sample, obs), ``nu`` a number or per draw (sample,).  Units: per dex."""
-    from scipy import stats
-    from scipy.special import logsumexp
-
-    y = np.asarray(observed, dtype=float)[None, :]
-    nu = np.asarray(nu, dtype=float)
-    if nu.ndim == 1:
-        nu = nu[:, None]
-    logpdf = stats.t.logpdf(y, nu, loc=np.asarray(loc), scale=np.asarray(scale))
-    return logsumexp(logpdf, axis=0) - np.log(logpdf.shape[0])
+    return truncated_student_t_mixture_log_density(observed, loc, scale, nu, -np.inf)
 
 
 @dataclass
@@ -634,7 +626,8 @@ def truncated_student_t_mixture_log_density(
     observed: np.ndarray, loc: np.ndarray, scale: np.ndarray, nu: np.ndarray, low: float
 ) -> np.ndarray:
     """:func:`student_t_mixture_log_density` of the Student-t conditioned on exceeding ``low``:
-    each draw's density divided by its probability above ``low`` (per dex)."""
+    each draw's density divided by its probability above ``low`` (per dex); ``low = -inf``: no
+    bound."""
     from scipy import stats
     from scipy.special import logsumexp
 
