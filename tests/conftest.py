@@ -70,16 +70,19 @@ def own_prefect_cache(storage: Path):
 
 
 def refresh_small_forecast(outputs: Path) -> dict:
-    """The ``refresh-forecast`` flow on a small setting (4 chains x 400 draws, seed 3: passes the
-    convergence gate, deterministic for the seed), without reports."""
+    """The ``refresh-forecast`` flow at the gated settings of :mod:`fit_settings` (the default
+    4 chains x 1,000 draws: passes the convergence gate with margin on any CPU), two scenarios,
+    six output years, without reports."""
+    from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
+
     from flows.refresh import refresh_forecast
 
     return refresh_forecast(
         outputs_dir=str(outputs),
         scenarios=PUBLISHED_SCENARIOS,
-        chains=4,
-        draws=400,
-        seed=3,
+        chains=GATED_CHAINS,
+        draws=GATED_DRAWS,
+        seed=GATED_SEED,
         years=PUBLISHED_YEARS,
         reports=False,
     )

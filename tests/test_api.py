@@ -27,6 +27,7 @@ from conftest import (
     refresh_small_forecast,
 )
 from fastapi.testclient import TestClient
+from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
 from forecast.cli import app as cli_app
@@ -80,10 +81,10 @@ def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dat
     assert entry["id"] == forecast_id == attrs["id"]
     assert entry["created"] == attrs["created"]
     assert entry["data_hash"] == attrs["data_hash"]
-    assert entry["seed"] == attrs["seed"] == 3
+    assert entry["seed"] == attrs["seed"] == GATED_SEED
     assert entry["code_version"] == attrs["code_version"]
     assert entry["scenarios"] == PUBLISHED_SCENARIOS
-    assert (entry["chains"], entry["draws"], entry["latest"]) == (4, 400, True)
+    assert (entry["chains"], entry["draws"], entry["latest"]) == (GATED_CHAINS, GATED_DRAWS, True)
 
     latest = client.get("/v1/forecasts/latest").json()
     assert latest == client.get(f"/v1/forecasts/{forecast_id}").json()

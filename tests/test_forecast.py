@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -133,6 +134,9 @@ def test_latest_missing_gives_clear_error(tmp_path: Path):
 # ----------------------------------------------------------------------------- end to end
 
 
+PROPAGATE = 1000  # as `wallcast run`: every 4th draw of the 4 x 1,000 fit
+
+
 @pytest.fixture(scope="module")
 def small_forecast(tmp_path_factory):
     """A real (small) forecast: NUTS fit, convergence gate, propagation, NetCDF."""
@@ -141,12 +145,17 @@ def small_forecast(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("outputs")
     inputs = pipeline.load_inputs(scenarios=[])
-    fit = pipeline.fit(inputs, inputs.priors, chains=4, draws=500, seed=3)
+    run = {"chains": GATED_CHAINS, "draws": GATED_DRAWS}
+    fit = pipeline.fit(inputs, inputs.priors, seed=GATED_SEED, **run)  # gated
     results = {
-        name: pipeline.propagate_scenario(fit, ps, seed=3, years=SPARSE_YEARS)
+        name: pipeline.propagate_scenario(
+            fit, ps, seed=GATED_SEED, years=SPARSE_YEARS, propagate_draws=PROPAGATE
+        )
         for name, ps in inputs.scenarios.items()
     }
-    tree, fid = pipeline.assemble(inputs, fit, results, seed=3, chains=4, draws=500)
+    tree, fid = pipeline.assemble(
+        inputs, fit, results, seed=GATED_SEED, propagate_draws=PROPAGATE, **run
+    )
     published = do_publish(tree, out, fid)
     return inputs, fit, tree, published, out
 
@@ -171,6 +180,21 @@ def test_forecast_file_opens_with_plain_xarray(small_forecast):
     assert q[1] == pytest.approx(wall_interval(fc.to_dataset(), "data_movement", "year")["median"])
     # NetCDF round trip keeps every value
     np.testing.assert_array_equal(fc["hit_year"].values, tree["forecast"]["hit_year"].values)
+
+
+def test_forecast_records_the_platform_of_its_fit_and_propagation(small_forecast):
+    """Draws are bitwise reproducible only on the same CPU and builds: the file says which."""
+    from forecast.platform import cpu_isa
+
+    _, _, _, published, _ = small_forecast
+    with xr.open_datatree(published / "forecast.nc", engine="h5netcdf") as dt:
+        attrs = dict(dt.attrs)
+    for key in ("platform", "fit_platform"):
+        info = json.loads(attrs[key])
+        assert info["isa"] == cpu_isa(), key
+        assert {"cpu", "xla_flags", "jax", "jaxlib", "numpyro", "arviz", "python"} <= set(info)
+    fit = json.loads(attrs["fit_platform"])
+    assert fit["jax_backend"] == "cpu" and fit["jax_x64"] is True  # NUTS ran in float64
 
 
 def test_forecast_is_physically_consistent(small_forecast):
@@ -206,11 +230,15 @@ def test_same_seed_gives_identical_forecast(small_forecast):
 
     inputs, fit, tree, _, _ = small_forecast
     ps = inputs.scenarios[inputs.priors.name]
-    again, _ = pipeline.propagate_scenario(fit, ps, seed=3, years=SPARSE_YEARS)
+    again, _ = pipeline.propagate_scenario(
+        fit, ps, seed=GATED_SEED, years=SPARSE_YEARS, propagate_draws=PROPAGATE
+    )
     xr.testing.assert_identical(
         again, tree["forecast"].to_dataset().sel(scenario=inputs.priors.name, drop=True)
     )
-    other, _ = pipeline.propagate_scenario(fit, ps, seed=4, years=SPARSE_YEARS)
+    other, _ = pipeline.propagate_scenario(
+        fit, ps, seed=GATED_SEED + 1, years=SPARSE_YEARS, propagate_draws=PROPAGATE
+    )
     assert not np.array_equal(other["hit_year"].values, again["hit_year"].values)
 
 

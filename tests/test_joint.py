@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+import arviz as az
 import jax
 import numpy as np
 import numpyro
@@ -157,13 +158,49 @@ def synthetic_fit():
     )
 
 
+POSITIVE = {site for site in TRUTH if site.endswith(("_noise_dex", "_shortfall_dex"))}
+"""Scales bounded below by zero (HalfNormal priors): their posteriors are skewed against the
+bound, so a central interval is the wrong test; they get the highest-density interval."""
+
+
+def _interval(draws: np.ndarray, site: str, prob: float) -> tuple[float, float]:
+    if site in POSITIVE:
+        lo, hi = np.asarray(az.hdi(draws, prob=prob), dtype=float)
+        return float(lo), float(hi)
+    lo, hi = np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2])
+    return float(lo), float(hi)
+
+
+def test_positive_sites_are_the_bounded_ones(synthetic_fit) -> None:
+    prior = synthetic_fit["prior"]
+    for site in TRUTH:
+        assert bool((prior[site].values > 0).all()) == (site in POSITIVE), site
+
+
+@pytest.mark.machine_sensitive
 @pytest.mark.parametrize("site", sorted(TRUTH))
 def test_joint_fit_recovers_known_law_parameters(synthetic_fit, site: str) -> None:
+    """Truth inside the 99 % interval (HPD for the positive scales, central otherwise).
+
+    One simulated data set fixes where each truth falls in its posterior (percentiles 0.07 to
+    0.91 here); a 90 % interval would put the edge within Monte Carlo error of a truth, and
+    NUTS's draws differ between CPUs. 99 % leaves several standard errors of margin."""
     draws = synthetic_fit["posterior"][site].values.ravel()
-    lo, hi = np.quantile(draws, [0.05, 0.95])
+    lo, hi = _interval(draws, site, 0.99)
     assert lo <= TRUTH[site] <= hi, (
-        f"{site}: truth {TRUTH[site]:.3g} outside 90 % [{lo:.3g}, {hi:.3g}]"
+        f"{site}: truth {TRUTH[site]:.3g} outside 99 % [{lo:.3g}, {hi:.3g}]"
     )
+
+
+@pytest.mark.machine_sensitive
+def test_joint_fit_covers_most_truths_at_90_percent(synthetic_fit) -> None:
+    """Calibration at 90 %: 14 truths, 12.6 expected inside; at least 11 (all 14 here, two of
+    them within 0.02 of the edge, so on another CPU one or two may fall out)."""
+    inside = []
+    for site in TRUTH:
+        lo, hi = _interval(synthetic_fit["posterior"][site].values.ravel(), site, 0.9)
+        inside.append(lo <= TRUTH[site] <= hi)
+    assert sum(inside) >= 11, dict(zip(TRUTH, inside, strict=True))
 
 
 def test_recovered_levels_are_informative(synthetic_fit) -> None:
