@@ -51,6 +51,7 @@ import xarray as xr
 from numpyro.infer import MCMC, NUTS, Predictive
 
 from forecast.inference import PREDICTIVE_SITES, _constant_data, _data_hash, enable_x64
+from forecast.platform import platform_json
 from forecast.priors.distributions import Prior, log10_normal
 from forecast.scaling_fits import (
     BATCH_PRIORS,
@@ -418,7 +419,8 @@ def fit_joint(
     ``predictive_checks`` (PSIS-LOO coverage of every likelihood, :func:`forecast.checks.loo_checks`).
     ``attrs``: as :func:`forecast.inference.fit_observations` (``priors`` holds the trend priors,
     so :func:`forecast.inference.posterior_predictive` works), plus ``law_rows`` (JSON: rows per
-    law), ``law_tables`` (table and selection per law), ``law_priors`` and ``fit_seconds``.
+    law), ``law_tables`` (table and selection per law), ``law_priors``, ``fit_seconds`` and
+    ``platform`` (:func:`forecast.platform.platform_json`: where NUTS ran).
     """
     enable_x64()
     trend_priors = resolve_intercepts(
@@ -502,6 +504,8 @@ def fit_joint(
             "code_version": __version__,
             "nuts_seconds": float(nuts_seconds),
             "fit_seconds": float(elapsed),
+            # the CPU and builds NUTS ran on: its draws are bitwise reproducible only there
+            "platform": platform_json(),
         }
     )
     return dt

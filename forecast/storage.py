@@ -244,9 +244,10 @@ def provenance_attrs(
     ``inputs`` is a :class:`forecast.pipeline.Inputs`.  Includes the ``id`` (from the
     :func:`fingerprint`), the fingerprint itself (``run_fingerprint``), the code version and hash,
     the data hash and folder (``data_dir``, so that analyses refit against the same tables), the
-    priors and scenario texts, and the units.
+    priors and scenario texts, the units and the platform (:mod:`forecast.platform`).
     """
     from forecast import __version__
+    from forecast.platform import platform_json
 
     code = code_hash() if code is None else code
     created = now_utc() if created is None else created
@@ -288,6 +289,9 @@ def provenance_attrs(
             if (df := getattr(inputs, table, None)) is not None
         },
         "units": UNITS,
+        # where the propagation ran; the fit's own platform is ``fit_platform`` (it may come
+        # from a cached fit made elsewhere)
+        "platform": platform_json(),
         "wall_definitions": WALL_DEFINITIONS,
     }
 

@@ -1,0 +1,66 @@
+"""forecast.platform: what a forecast records of the machine it was made on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from forecast import platform as plat
+
+AVX512_CPU = (
+    "processor\t: 0\nmodel name\t: AMD EPYC 9B14\nflags\t\t: fpu sse4_2 avx fma avx2 avx512f\n"
+)
+AVX2_CPU = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu sse4_2 avx fma avx2\n"
+
+
+@pytest.fixture
+def cpuinfo(monkeypatch):
+    def use(text: str) -> None:
+        monkeypatch.setattr(plat, "_cpuinfo", lambda: text)
+
+    return use
+
+
+@pytest.mark.parametrize(
+    ("text", "xla_flags", "isa", "other"),
+    [
+        (AVX512_CPU, "", "AVX512", "AVX2"),
+        (AVX512_CPU, "--xla_cpu_max_isa=AVX2", "AVX2", "AVX2"),
+        (
+            AVX512_CPU,
+            "--xla_force_host_platform_device_count=2 --xla_cpu_max_isa=avx",
+            "AVX",
+            "AVX2",
+        ),
+        (AVX2_CPU, "", "AVX2", "AVX"),
+        (
+            AVX2_CPU,
+            "--xla_cpu_max_isa=AVX512",
+            "AVX2",
+            "AVX",
+        ),  # a cap above the CPU changes nothing
+    ],
+)
+def test_isa_is_the_cpus_capped_by_xla_flags(cpuinfo, monkeypatch, text, xla_flags, isa, other):
+    cpuinfo(text)
+    monkeypatch.setenv("XLA_FLAGS", xla_flags)
+    assert plat.cpu_isa() == isa
+    assert plat.other_isa() == other  # from the CPU alone, whatever XLA_FLAGS says
+
+
+def test_platform_json_names_cpu_isa_flags_and_versions(cpuinfo, monkeypatch):
+    cpuinfo(AVX2_CPU)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_max_isa=AVX")
+    info = json.loads(plat.platform_json())
+    assert info["cpu"] == "AMD EPYC 7B13"
+    assert info["isa"] == "AVX"
+    assert info["xla_flags"] == "--xla_cpu_max_isa=AVX"
+    for package in ("jax", "jaxlib", "numpyro", "arviz"):
+        assert info[package][0].isdigit(), package
+
+
+def test_platform_without_cpuinfo_falls_back_to_the_machine(cpuinfo):
+    cpuinfo("")
+    assert plat.cpu_isa() == plat._platform.machine()
+    assert plat.cpu_model()
