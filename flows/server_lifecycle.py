@@ -24,7 +24,13 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["WATCHDOG_MODULE", "main", "server_dies_with_parent"]
+__all__ = [
+    "WATCHDOG_MODULE",
+    "ServerStartError",
+    "main",
+    "server_dies_with_parent",
+    "start_embedded_server",
+]
 
 WATCHDOG_MODULE = "flows.server_lifecycle"
 POLL_SECONDS = 0.5
@@ -62,6 +68,55 @@ def server_dies_with_parent() -> None:
         )
         return
     server_module.subprocess = _WatchedSubprocess()  # type: ignore[assignment]
+
+
+# ----------------------------------------------------------------------------- starting it
+
+STARTUP_TIMEOUT_ENV = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+START_ATTEMPTS = 3
+"""How often :func:`start_embedded_server` starts the server before it gives up."""
+
+
+class ServerStartError(RuntimeError):
+    """The embedded Prefect server did not answer; the message says what to change."""
+
+
+def start_embedded_server(attempts: int = START_ATTEMPTS) -> str | None:
+    """Start Prefect's embedded API server before a flow runs, retrying; its URL (None when
+    ``PREFECT_API_URL`` names a server, which is then the user's to run).
+
+    On a loaded 2-core machine the server can take longer than the start-up timeout to answer
+    its health check, or its health check can time out on its own (Prefect lets that
+    ``httpx.ReadTimeout`` escape). Nothing has run yet, so starting again is safe: each attempt
+    stops what the last one left and starts a fresh server on a free port. After ``attempts``
+    failures, :class:`ServerStartError` names the timeout setting to raise and the alternative of a
+    standing server. Flows started afterwards in this process reuse the running server (Prefect
+    keeps one per process).
+    """
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
+
+    if PREFECT_API_URL.value():
+        return None
+    timeout = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
+    reasons = []
+    for _ in range(max(1, attempts)):
+        server = SubprocessASGIServer()
+        if server.running:
+            return server.api_url
+        try:
+            server.start(timeout=timeout)
+            return server.api_url
+        except Exception as exc:  # noqa: BLE001 - any start-up failure: stop, then retry
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            reasons.append(first_line[:200])
+            server.stop()  # frees the singleton: the next attempt is a new server, new port
+    raise ServerStartError(
+        f"Prefect's embedded API server did not answer within {timeout} s in {len(reasons)} "
+        f"attempts (last: {reasons[-1]}); on a busy machine give it longer with "
+        f"{STARTUP_TIMEOUT_ENV}=300, or run a standing server (`prefect server start`) and set "
+        "PREFECT_API_URL to its address"
+    )
 
 
 # ----------------------------------------------------------------------------- the server side

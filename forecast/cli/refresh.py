@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -112,12 +114,52 @@ def _run_refresh(
     ``lock_wait``: seconds to wait for a refresh already running on the outputs folder."""
     prefect_defaults()
     from flows.refresh import flow_with_task_runner
-    from flows.server_lifecycle import server_dies_with_parent
+
+    quiet_user_error_tracebacks()
+    start_prefect_server()
+    flow = flow_with_task_runner(task_runner.value, dask_address)
+    with prefect_connection_errors():
+        return flow(**refresh.flow_parameters(), republish=republish, lock_wait=lock_wait)
+
+
+def start_prefect_server() -> None:
+    """The embedded Prefect server, tied to this process and started with retries
+    (:func:`flows.server_lifecycle.start_embedded_server`); a WallcastError naming the setting to
+    change when it does not answer."""
+    from flows.server_lifecycle import (
+        ServerStartError,
+        server_dies_with_parent,
+        start_embedded_server,
+    )
+    from forecast.errors import WallcastError
 
     server_dies_with_parent()
-    quiet_user_error_tracebacks()
-    flow = flow_with_task_runner(task_runner.value, dask_address)
-    return flow(**refresh.flow_parameters(), republish=republish, lock_wait=lock_wait)
+    try:
+        start_embedded_server()
+    except ServerStartError as exc:
+        raise WallcastError(str(exc)) from None
+
+
+@contextmanager
+def prefect_connection_errors() -> Iterator[None]:
+    """A lost connection to the Prefect API mid-run (the server stopped answering; Prefect's client
+    has already retried) becomes one ``error:`` line: nothing was published, ``latest`` is kept,
+    and a rerun reuses every task already cached."""
+    import httpx
+
+    from forecast.errors import WallcastError
+
+    try:
+        yield
+    except httpx.TransportError as exc:
+        url = os.environ.get("PREFECT_API_URL") or "the embedded server"
+        raise WallcastError(
+            f"lost the connection to Prefect's API ({url}: {exc or type(exc).__name__}); nothing "
+            "was published and the latest forecast is kept; run the command again (finished "
+            "tasks are cached), and on a busy machine set "
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=300 or use a standing server "
+            "(`prefect server start`, PREFECT_API_URL)"
+        ) from None
 
 
 #: How long ``wallcast ingest`` waits, after a merge, for a refresh that started meanwhile.
@@ -290,10 +332,9 @@ def serve(
     except ValueError as exc:
         raise typer.BadParameter(f"invalid cron expression {cron!r}", param_hint="--cron") from exc
     from flows.serve import serve_forecast
-    from flows.server_lifecycle import server_dies_with_parent
 
-    server_dies_with_parent()
     quiet_user_error_tracebacks()
+    start_prefect_server()
     if api_port:
         from forecast.service.server import start_api_thread
 
