@@ -13,11 +13,12 @@ STAMP  := $(VENV)/.installed-stamp
 # Is "$$1" a Python >= 3.12? (a pyenv shim of a missing version fails this check, so it is skipped)
 PY_OK := import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)
 
-.PHONY: help run test lint bench clean distclean venv
+.PHONY: help run test test-other-isa lint bench clean distclean venv
 
 help:
 	@echo "make run    - create .venv if needed, run the forecast and its analyses, walls of every accelerator -> outputs/"
 	@echo "make test   - create .venv if needed, run the test suite (pytest -q)"
+	@echo "make test-other-isa - the machine-sensitive tests again, XLA compiling for an older CPU"
 	@echo "make lint   - ruff check + ruff format --check"
 	@echo "make bench  - benchmarks/walls.py --draws 20000"
 	@echo "make api    - serve the API and dashboard on http://127.0.0.1:8000/ (after make run)"
@@ -77,6 +78,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q
+
+# The machine-sensitive tests (NUTS fits, the convergence gate, the stored references, every
+# shipped priors file) again with XLA compiling for the instruction set below this CPU's: the
+# code another, older CPU runs, so NUTS takes other trajectories (README, "Reproducibility").
+test-other-isa: $(STAMP)
+	@isa="$$($(PY) -c 'from forecast.platform import other_isa; print(other_isa())')"; \
+	  echo "machine-sensitive tests under XLA_FLAGS=--xla_cpu_max_isa=$$isa"; \
+	  XLA_FLAGS="--xla_cpu_max_isa=$$isa $${XLA_FLAGS:-}" $(VENV)/bin/pytest -q -m machine_sensitive
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
