@@ -23,6 +23,31 @@ def _seeds(text: str) -> list[int]:
     return [int(s) for s in text.split(",")]
 
 
+def _max_quantile_z(posterior) -> float:
+    """Largest |fit - reference| / combined MCSE over every parameter's 5/50/95 % quantiles
+    (the statistic of tests/test_reference_forecast.py, which allows 4.5)."""
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+    import xarray as xr
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from reference_forecast import QUANTILES_PATH, posterior_quantiles
+
+    ref = xr.open_dataset(QUANTILES_PATH, engine="h5netcdf").load()
+    got = posterior_quantiles(posterior)
+    worst = 0.0
+    for name in ref.data_vars:
+        if str(name).endswith("__mcse"):
+            continue
+        se = np.sqrt(got[f"{name}__mcse"] ** 2 + ref[f"{name}__mcse"] ** 2).values
+        diff = np.abs(got[name] - ref[name]).values
+        z = np.where(se > 0, diff / np.where(se > 0, se, 1.0), 0.0)
+        worst = max(worst, float(np.max(z)))
+    return worst
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--priors", default=None)
@@ -32,6 +57,11 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--reference-quantiles",
+        action="store_true",
+        help="also the largest z of the fit's quantiles against tests/reference (baseline only)",
+    )
     args = ap.parse_args()
 
     from forecast import pipeline
@@ -62,11 +92,14 @@ def main() -> None:
             "divergences": rep["divergences"],
             "seconds": round(seconds, 1),
         }
+        if args.reference_quantiles:
+            row["max_quantile_z"] = _max_quantile_z(dt["posterior"].to_dataset())
         rows.append(row)
         print(
             f"seed {seed:3d}  r_hat {row['r_hat']:.4f} ({row['r_hat_parameter']})  "
             f"ess_bulk {row['ess_bulk']:.0f} ({row['ess_bulk_parameter']})  "
-            f"div {row['divergences']}  {seconds:.0f} s",
+            f"div {row['divergences']}  {seconds:.0f} s"
+            + (f"  max z {row['max_quantile_z']:.2f}" if "max_quantile_z" in row else ""),
             flush=True,
         )
     out = {
