@@ -84,8 +84,11 @@ test: $(STAMP)
 # code another, older CPU runs, so NUTS takes other trajectories (README, "Reproducibility").
 test-other-isa: $(STAMP)
 	@isa="$$($(PY) -c 'from forecast.platform import other_isa; print(other_isa())')"; \
+	  if [ -z "$$isa" ]; then \
+	    echo "test-other-isa: not an x86 CPU, no older instruction set to emulate; skipped"; exit 0; \
+	  fi; \
 	  echo "machine-sensitive tests under XLA_FLAGS=--xla_cpu_max_isa=$$isa"; \
-	  XLA_FLAGS="--xla_cpu_max_isa=$$isa $${XLA_FLAGS:-}" $(VENV)/bin/pytest -q -m machine_sensitive
+	  XLA_FLAGS="$${XLA_FLAGS:-} --xla_cpu_max_isa=$$isa" $(VENV)/bin/pytest -q -m machine_sensitive
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -94,12 +94,17 @@ def start_embedded_server(attempts: int = START_ATTEMPTS) -> str | None:
     keeps one per process).
     """
     from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_SERVER_EPHEMERAL_ENABLED,
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+    )
 
-    if PREFECT_API_URL.value():
-        return None
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+        return None  # the user's server, or none at all (then Prefect itself says what to set)
     timeout = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
-    reasons = []
+    reasons: list[str] = []
+    exited = False
     for _ in range(max(1, attempts)):
         server = SubprocessASGIServer()
         if server.running:
@@ -110,12 +115,14 @@ def start_embedded_server(attempts: int = START_ATTEMPTS) -> str | None:
         except Exception as exc:  # noqa: BLE001 - any start-up failure: stop, then retry
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             reasons.append(first_line[:200])
+            process = server.server_process
+            exited = exited or (process is not None and process.poll() is not None)
             server.stop()  # frees the singleton: the next attempt is a new server, new port
+    what = "exited before answering" if exited else f"did not answer within {timeout} s"
     raise ServerStartError(
-        f"Prefect's embedded API server did not answer within {timeout} s in {len(reasons)} "
-        f"attempts (last: {reasons[-1]}); on a busy machine give it longer with "
-        f"{STARTUP_TIMEOUT_ENV}=300, or run a standing server (`prefect server start`) and set "
-        "PREFECT_API_URL to its address"
+        f"Prefect's embedded API server {what} in {len(reasons)} attempts (last: "
+        f"{reasons[-1]}); on a busy machine give it longer with {STARTUP_TIMEOUT_ENV}=300, or "
+        "run a standing server (`prefect server start`) and set PREFECT_API_URL to its address"
     )
 
 

@@ -57,8 +57,10 @@ def _cpu_flags() -> set[str]:
 
 
 def _max_isa_flag(xla_flags: str) -> str | None:
-    match = re.search(r"--xla_cpu_max_isa=(\w+)", xla_flags)
-    return match.group(1).upper() if match else None
+    """The last ``--xla_cpu_max_isa`` of ``xla_flags`` (XLA, like most flag parsers, keeps the
+    last value of a repeated flag)."""
+    matches = re.findall(r"--xla_cpu_max_isa=(\w+)", xla_flags)
+    return matches[-1].upper() if matches else None
 
 
 def cpu_isa(xla_flags: str | None = None) -> str:
@@ -71,7 +73,7 @@ def cpu_isa(xla_flags: str | None = None) -> str:
     names = [name for name, _ in _ISA_LEVELS]
     level = next((name for name, flag in _ISA_LEVELS if flag in flags), "baseline")
     cap = _max_isa_flag(xla_flags)
-    if cap in names and (level not in names or names.index(cap) > names.index(level)):
+    if cap in names and level in names and names.index(cap) > names.index(level):
         level = cap
     return level
 
@@ -79,11 +81,12 @@ def cpu_isa(xla_flags: str | None = None) -> str:
 def other_isa() -> str:
     """The instruction-set level just below this CPU's (AVX512 -> AVX2 -> AVX -> SSE4_2), for
     ``XLA_FLAGS=--xla_cpu_max_isa=...``: XLA then compiles the code another, older CPU would run
-    (other vector width, no FMA below AVX2), which emulates that CPU's NUTS trajectories here."""
+    (other vector width, no FMA below AVX2), which emulates that CPU's NUTS trajectories here.
+    Empty where there is none to emulate (not x86: XLA would silently ignore the flag)."""
     names = [name for name, _ in _ISA_LEVELS]
     level = cpu_isa(xla_flags="")
-    if level not in names:
-        return "SSE4_2"
+    if level not in names:  # not x86 (XLA ignores an ISA it does not know), or below SSE4.2
+        return ""
     return names[min(names.index(level) + 1, len(names) - 1)]
 
 

@@ -84,7 +84,10 @@ def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dat
     assert entry["seed"] == attrs["seed"] == GATED_SEED
     assert entry["code_version"] == attrs["code_version"]
     assert entry["scenarios"] == PUBLISHED_SCENARIOS
-    assert (entry["chains"], entry["draws"], entry["latest"]) == (GATED_CHAINS, GATED_DRAWS, True)
+    # `draws` counts the propagated draws: the default thinning keeps every 4th of 4 x 1,000
+    propagated = attrs["propagated_draws_per_chain"]
+    assert propagated == GATED_DRAWS // attrs["propagation_thinning"] == GATED_DRAWS // 4
+    assert (entry["chains"], entry["draws"], entry["latest"]) == (GATED_CHAINS, propagated, True)
 
     latest = client.get("/v1/forecasts/latest").json()
     assert latest == client.get(f"/v1/forecasts/{forecast_id}").json()
@@ -179,7 +182,7 @@ def test_query_numbers_are_the_dataset_quantiles(client, dataset):
     assert got["median"] == pytest.approx(np.quantile(draws, 0.5), rel=1e-12)
     assert got["lower"] == pytest.approx(np.quantile(draws, 0.1), rel=1e-12)
     assert got["upper"] == pytest.approx(np.quantile(draws, 0.9), rel=1e-12)
-    assert got["draws"] == 1600
+    assert got["draws"] == draws.size == GATED_CHAINS * GATED_DRAWS // 4  # thinned to 1,000
 
 
 # ----------------------------------------------------------------------------- intervals

@@ -1,7 +1,7 @@
 """The refresh-forecast flow: caching, locking, artifacts, Dask, and `wallcast serve` for real.
 
 Every test here uses the session's Prefect test harness (tests/conftest.py).  MCMC settings:
-MCMC settings: tests/fit_settings.py (the default 4 x 1,000, which passes the gate on any CPU).
+tests/fit_settings.py (the default 4 x 1,000, which passes the gate on any CPU).
 """
 
 from __future__ import annotations
@@ -208,6 +208,7 @@ def test_summary_and_intervals_from_task_free_functions(ws, first_run):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # its own waits add up to 780 s on a loaded machine
 def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
     """`wallcast serve` for real: a bad file is rejected, a good one yields a new forecast."""
     data, outputs = tmp_path / "data", tmp_path / "outputs"
@@ -325,3 +326,31 @@ def test_a_prefect_server_that_does_not_answer_is_one_error_line(tmp_path: Path)
         except (psutil.Error, OSError):
             continue
     assert left == [], f"processes left running: {left}"
+
+
+def test_a_connection_lost_mid_run_is_one_error_line():
+    """What the flow raises when Prefect's API stops answering mid-run (after its client's own
+    retries) becomes a WallcastError (the CLI prints it as one `error:` line, exit 2); an
+    overloaded server's 5xx too; a 4xx (a bug, not the machine's load) is left as it is."""
+    from prefect.exceptions import PrefectHTTPStatusError
+
+    from forecast.cli.refresh import prefect_connection_errors
+    from forecast.errors import WallcastError
+
+    lost = pytest.raises(WallcastError, match="lost the connection to Prefect's API")
+    with lost as info, prefect_connection_errors():
+        raise httpx.ConnectError("All connection attempts failed")
+    assert "All connection attempts failed" in str(info.value)
+    assert "nothing was published and the latest forecast is kept" in str(info.value)
+    request = httpx.Request("POST", "http://127.0.0.1:1/api/flow_runs/")
+
+    def status_error(code: int) -> PrefectHTTPStatusError:
+        response = httpx.Response(code, request=request, text="database is locked")
+        return PrefectHTTPStatusError.from_httpx_error(
+            httpx.HTTPStatusError("failed", request=request, response=response)
+        )
+
+    with pytest.raises(WallcastError, match="failed with HTTP 503"), prefect_connection_errors():
+        raise status_error(503)
+    with pytest.raises(PrefectHTTPStatusError), prefect_connection_errors():
+        raise status_error(404)

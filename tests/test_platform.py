@@ -33,6 +33,7 @@ def cpuinfo(monkeypatch):
             "AVX",
             "AVX2",
         ),
+        (AVX512_CPU, "--xla_cpu_max_isa=AVX --xla_cpu_max_isa=AVX2", "AVX2", "AVX2"),  # last
         (AVX2_CPU, "", "AVX2", "AVX"),
         (
             AVX2_CPU,
@@ -64,3 +65,10 @@ def test_platform_without_cpuinfo_falls_back_to_the_machine(cpuinfo):
     cpuinfo("")
     assert plat.cpu_isa() == plat._platform.machine()
     assert plat.cpu_model()
+    assert plat.other_isa() == ""  # nothing to emulate: make test-other-isa skips
+
+
+def test_a_cap_never_raises_the_level_of_an_old_cpu(cpuinfo, monkeypatch):
+    cpuinfo("model name\t: old\nflags\t\t: fpu sse sse2\n")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_max_isa=AVX2")
+    assert plat.cpu_isa() == "baseline" and plat.other_isa() == ""

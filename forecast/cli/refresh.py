@@ -146,19 +146,33 @@ def prefect_connection_errors() -> Iterator[None]:
     has already retried) becomes one ``error:`` line: nothing was published, ``latest`` is kept,
     and a rerun reuses every task already cached."""
     import httpx
+    from prefect.exceptions import PrefectHTTPStatusError
+    from prefect.settings import PREFECT_API_URL
 
     from forecast.errors import WallcastError
 
+    advice = (
+        "nothing was published and the latest forecast is kept; run the command again "
+        "(finished tasks are cached), and on a busy machine set "
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=300 or use a standing server "
+        "(`prefect server start`, PREFECT_API_URL)"
+    )
+    url = PREFECT_API_URL.value() or "the embedded server"
     try:
         yield
+    except httpx.UnsupportedProtocol as exc:
+        raise WallcastError(f"PREFECT_API_URL {url!r} is not an http(s) address: {exc}") from None
     except httpx.TransportError as exc:
-        url = os.environ.get("PREFECT_API_URL") or "the embedded server"
+        reason = " ".join(str(exc).split()) or type(exc).__name__
         raise WallcastError(
-            f"lost the connection to Prefect's API ({url}: {exc or type(exc).__name__}); nothing "
-            "was published and the latest forecast is kept; run the command again (finished "
-            "tasks are cached), and on a busy machine set "
-            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=300 or use a standing server "
-            "(`prefect server start`, PREFECT_API_URL)"
+            f"lost the connection to Prefect's API ({url}: {reason}); {advice}"
+        ) from None
+    except PrefectHTTPStatusError as exc:
+        status = exc.response.status_code if exc.response is not None else 0
+        if status < 500:
+            raise
+        raise WallcastError(
+            f"Prefect's API ({url}) failed with HTTP {status} (overloaded?); {advice}"
         ) from None
 
 
@@ -340,9 +354,10 @@ def serve(
 
         start_api_thread(api_host, api_port, refresh.outputs_dir)
         typer.echo(f"API and dashboard: http://{api_host}:{api_port}/", err=True)
-    serve_forecast(
-        cron=cron,
-        poll_seconds=poll_seconds,
-        settle_seconds=settle_seconds,
-        parameters=refresh.flow_parameters(absolute=True),
-    )
+    with prefect_connection_errors():
+        serve_forecast(
+            cron=cron,
+            poll_seconds=poll_seconds,
+            settle_seconds=settle_seconds,
+            parameters=refresh.flow_parameters(absolute=True),
+        )
