@@ -183,3 +183,44 @@ def test_explorer_offers_fp8_only_where_the_table_has_it(page):
     plan = browser.evaluate("document.getElementById('plan').textContent")
     assert "bf16" in plan and f"{walls['plan_at_wall']['microbatches']:.1f}" in plan
     assert browser.errors == []
+
+
+def test_an_unreadable_forecast_is_reported_as_unreadable_not_missing(
+    chromium, published_forecast: Path, tmp_path: Path
+):
+    """The only forecast corrupted (truncated): the API answers 503, and the page says the
+    forecast cannot be read, never that none has been published."""
+    import shutil
+
+    import uvicorn
+
+    from forecast.service import create_app
+
+    outputs = tmp_path / "outputs"
+    shutil.copytree(published_forecast.parents[2], outputs, symlinks=True)
+    nc = outputs / "forecasts" / published_forecast.parent.name / "forecast.nc"
+    data = nc.read_bytes()
+    nc.write_bytes(data[: len(data) // 4])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    uv = uvicorn.Server(
+        uvicorn.Config(create_app(outputs), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not uv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        with Browser(chromium, timeout=120) as browser:
+            browser.goto(f"http://127.0.0.1:{port}/")
+            browser.wait_for("document.body.dataset.state === 'unreadable'")
+            meta = browser.evaluate("document.getElementById('forecast-meta').textContent")
+            assert "cannot be read" in meta and published_forecast.parent.name in meta
+            assert "No published forecast" not in meta
+            browser.screenshot(screenshot_dir(tmp_path) / "dashboard-unreadable.png")
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=10)

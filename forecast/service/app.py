@@ -1,15 +1,37 @@
-"""The FastAPI application factory and its error mapping (404 unknown id, 422 bad parameter)."""
+"""The FastAPI application factory and its error mapping.
+
+Every failure is JSON, and its status says whose fault it is: 404 an unknown id or file, 413 an
+answer or query string over its limit, 422 a bad parameter (the caller's); 503 the server's data
+(an unreadable forecast, named by id) or a full expensive-work queue (with ``Retry-After``); 500
+anything unforeseen, with no traceback or path in the answer (both go to the server's log).
+"""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from forecast.errors import WallcastError
-from forecast.service.backend import Backend, BadParameterError, UnknownForecastError
+from forecast.service.backend import (
+    Backend,
+    BadParameterError,
+    ForecastUnreadableError,
+    UnknownForecastError,
+)
+from forecast.service.guard import (
+    ClientGoneError,
+    ExpensiveWork,
+    QueueFullError,
+    RequestLimits,
+    RowLimitError,
+    shown,
+)
+
+log = logging.getLogger("wallcast.service")
 
 API_TITLE = "wallcast"
 API_DESCRIPTION = (
@@ -41,6 +63,8 @@ def create_app(
     app.state.backend = Backend(
         resolve_outputs(outputs_dir), Path(data_dir) if data_dir is not None else None
     )
+    app.state.expensive = ExpensiveWork()
+    app.add_middleware(RequestLimits)
 
     @app.exception_handler(UnknownForecastError)
     async def _unknown(_: Request, exc: UnknownForecastError) -> JSONResponse:
@@ -55,25 +79,55 @@ def create_app(
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         first = errors[0] if errors else {}
-        name = str(first.get("loc", ["", "?"])[-1])
+        name = str(first.get("loc", ["", "?"])[-1])[:40]
         detail = f"parameter '{name}': {first.get('msg', 'invalid value')}"
         got = first.get("input")
         if got is not None:
-            detail += f" (got {got!r})"
+            detail += f" (got {shown(got)})"
         return JSONResponse({"detail": detail, "parameter": name}, status_code=422)
+
+    @app.exception_handler(ForecastUnreadableError)
+    async def _unreadable(_: Request, exc: ForecastUnreadableError) -> JSONResponse:
+        log.warning("503: %s (%s)", exc, exc.detail)
+        body = {"detail": str(exc), "forecast_id": exc.forecast_id}
+        return JSONResponse(body, status_code=503)
+
+    @app.exception_handler(RowLimitError)
+    async def _too_many_rows(_: Request, exc: RowLimitError) -> JSONResponse:
+        body = {"detail": str(exc), "parameter": None, "limit": exc.limit}
+        return JSONResponse(body, status_code=413)
+
+    @app.exception_handler(QueueFullError)
+    async def _busy(_: Request, exc: QueueFullError) -> JSONResponse:
+        headers = {"Retry-After": str(exc.retry_after_s)}
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers=headers)
+
+    @app.exception_handler(ClientGoneError)
+    async def _gone(_: Request, exc: ClientGoneError) -> Response:
+        return Response(status_code=499)  # nobody reads it: the client has disconnected
 
     @app.exception_handler(WallcastError)
     async def _wallcast(_: Request, exc: WallcastError) -> JSONResponse:
         return JSONResponse({"detail": " ".join(str(exc).split())}, status_code=422)
 
+    @app.exception_handler(OSError)
+    async def _os_error(_: Request, exc: OSError) -> JSONResponse:
+        log.error("503: storage failure: %r", exc)
+        detail = "the server cannot read its outputs folder; the server's log has the cause"
+        return JSONResponse({"detail": detail}, status_code=503)
+
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("500: unexpected error")
+        return JSONResponse({"detail": "internal error (logged on the server)"}, status_code=500)
+
     @app.get("/healthz", tags=["service"], summary="Liveness, and which forecast is served")
     def healthz(request: Request) -> dict:
+        """``status`` ``ok``, or ``degraded`` with a ``reason`` (the latest forecast or its
+        pointer unreadable; ``serving`` names the forecast answered instead), the latest id, the
+        number of forecasts and the expensive-work queue's state."""
         backend: Backend = request.app.state.backend
-        return {
-            "status": "ok",
-            "latest": backend.latest_id(),
-            "forecasts": len(backend.forecast_ids()),
-        }
+        return {**backend.health(), "expensive_work": request.app.state.expensive.stats()}
 
     app.include_router(forecasts.router)
     app.include_router(query.router)

@@ -9,17 +9,27 @@ Published forecasts are immutable, but ``wallcast analyse`` may rewrite a file i
 (``os.replace``) and a refresh moves ``latest``: every cache key holds the file's path, inode,
 size and modification time, and ``latest`` is read on every request, so a new forecast is served
 without a restart.
+
+Reading is confined and fails cleanly: every path read or listed resolves (symlinks followed)
+inside the outputs folder, only regular files are opened (a FIFO would block), and a storage
+failure (unreadable pointer, corrupt or truncated file, permission denied) is a
+:class:`ForecastUnreadableError` that the app answers with a JSON 503 naming the forecast id, never a path;
+the path and the reason go to the server's log. When ``latest`` is unreadable, default requests
+are answered from the newest readable forecast, and the answer says so (``fallback_from``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import logging
 import math
 import os
 import re
+import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -30,21 +40,27 @@ import numpy as np
 from forecast.errors import WallcastError
 from forecast.paths import hardware_path, outputs_dir
 from forecast.query import COST_VARIABLES, WHATS, interval, json_ready, query_json
+from forecast.service.guard import MAX_ROWS, RowLimitError, shown
 from forecast.storage import (
     FORECAST_FILE,
     FORECASTS_DIR,
     LATEST_POINTER,
-    ForecastNotFoundError,
+    ForecastReadError,
     read_layout,
     read_variable,
-    resolve_forecast_path,
 )
+
+log = logging.getLogger("wallcast.service")
 
 SAMPLE_DIMS = ("chain", "draw")
 WALLS = ("data_movement", "latency")
 PRECISIONS = ("bf16", "fp8")
 PROB_RANGE = (0.01, 0.99)  # as `wallcast query --prob`
 DURATION_DAYS_RANGE = (1.0, 3650.0)
+DURATION_DAYS_STEP = 1.0
+"""Plan searches take the run length rounded to whole days: one cache entry per day, not per
+float (a wall moves by ~0.5 % per day of a 90-day run)."""
+POINTER_MAX_BYTES = 4096
 CURVE_LOG10_FLOP = (22.0, 33.0)  # as `wallcast curve`
 CURVE_STEP = 0.05
 # Forecast ids are `YYYYMMDDTHHMMSSZ-<8 hex>` (forecast.storage.forecast_id); any id a request
@@ -68,9 +84,68 @@ class BadParameterError(WallcastError, ValueError):
         self.parameter = parameter
         self.value = value
         self.allowed = list(allowed) if not isinstance(allowed, str) else allowed
-        shown = ", ".join(map(str, allowed)) if not isinstance(allowed, str) else allowed
-        reason = why or f"unknown value {value!r}"
-        super().__init__(f"parameter '{parameter}': {reason}; allowed: {shown}")
+        listed = ", ".join(map(str, allowed)) if not isinstance(allowed, str) else allowed
+        if len(listed) > 400:
+            listed = listed[:400] + "..."
+        reason = why or f"unknown value {shown(value)}"
+        super().__init__(f"parameter '{parameter}': {reason}; allowed: {listed}")
+
+
+class ForecastUnreadableError(WallcastError, OSError):
+    """A published forecast (or the ``latest`` pointer) cannot be read (HTTP 503).
+
+    ``str()`` is what the client sees (forecast id and a plain reason, no path); ``detail`` is
+    logged on the server."""
+
+    def __init__(self, forecast_id: str | None, reason: str, detail: str = "") -> None:
+        self.forecast_id = forecast_id
+        self.reason = reason
+        self.detail = detail
+        what = f"forecast {forecast_id}" if forecast_id else "the outputs folder"
+        super().__init__(f"{what} is unreadable: {reason}")
+
+
+def _is_regular(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode)
+
+
+def read_pointer(path: Path, max_bytes: int = POINTER_MAX_BYTES) -> str | None:
+    """The text of the ``latest`` pointer; None when there is none. Opened without blocking and
+    only if it is a regular file (a FIFO or a device would hang ``read``); ForecastUnreadableError when it
+    is not a small UTF-8 text file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a directory opens on Linux; EACCES, ELOOP, ...
+        raise ForecastUnreadableError(
+            None, "the latest pointer cannot be opened", repr(exc)
+        ) from None
+    try:
+        st = os.fstat(fd)
+        if not _is_regular(st):
+            raise ForecastUnreadableError(
+                None, "the latest pointer is not a regular file", str(path)
+            )
+        if st.st_size > max_bytes:
+            raise ForecastUnreadableError(
+                None, "the latest pointer is too large", f"{st.st_size} bytes"
+            )
+        data = os.read(fd, max_bytes + 1)
+    except ForecastUnreadableError:
+        raise
+    except OSError as exc:
+        raise ForecastUnreadableError(
+            None, "the latest pointer cannot be read", repr(exc)
+        ) from None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ForecastUnreadableError(
+            None, "the latest pointer is not UTF-8 text", repr(data[:80])
+        ) from None
 
 
 # ----------------------------------------------------------------------------- reading forecasts
@@ -87,7 +162,10 @@ class FileKey:
 
     @classmethod
     def of(cls, path: Path) -> FileKey:
+        """Identity of a regular file (ValueError for anything else: a FIFO would block h5py)."""
         st = path.stat()
+        if not _is_regular(st):
+            raise ValueError(f"{path} is not a regular file")
         return cls(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
 
 
@@ -167,47 +245,65 @@ class Backend:
     def forecasts_dir(self) -> Path:
         return self.outputs / FORECASTS_DIR
 
-    def forecast_ids(self) -> list[str]:
-        """Published forecast ids, oldest first (ids sort by creation time)."""
+    def _inside(self, path: Path) -> bool:
+        """Whether ``path``, every symlink followed, lies inside the outputs folder."""
+        root = os.path.realpath(self.outputs)
+        return os.path.realpath(path).startswith(root.rstrip(os.sep) + os.sep)
+
+    def _listing(self) -> list[str]:
         try:
-            entries = os.listdir(self.forecasts_dir)
+            return os.listdir(self.forecasts_dir)
         except FileNotFoundError:
             return []
+        except OSError as exc:  # not a folder, permission denied, ...
+            raise ForecastUnreadableError(
+                None, "the forecasts folder cannot be listed", repr(exc)
+            ) from None
+
+    def forecast_ids(self) -> list[str]:
+        """Published forecast ids, oldest first (ids sort by creation time)."""
+        entries = self._listing()
         return sorted(e for e in entries if self._is_published(e, entries))
 
     def _is_published(self, forecast_id: str, entries: list[str] | None = None) -> bool:
-        """A folder listed in ``outputs/forecasts/`` with a forecast file, named like an id."""
+        """A folder listed in ``outputs/forecasts/`` with a regular forecast file, named like an
+        id, and (symlinks followed) inside the outputs folder."""
         if not ID_PATTERN.match(forecast_id):
             return False
         if entries is None:
-            try:
-                entries = os.listdir(self.forecasts_dir)
-            except FileNotFoundError:
-                return False
-        return (
-            forecast_id in entries and (self.forecasts_dir / forecast_id / FORECAST_FILE).is_file()
-        )
+            entries = self._listing()
+        if forecast_id not in entries:
+            return False
+        path = self.forecasts_dir / forecast_id / FORECAST_FILE
+        try:
+            return _is_regular(path.stat()) and self._inside(path)
+        except OSError:
+            return False
 
     def latest_id(self) -> str | None:
-        pointer = self.outputs / LATEST_POINTER
-        try:
-            target = Path(pointer.read_text().strip())
-        except FileNotFoundError:
+        """The id ``outputs/latest`` names (None: no pointer, or it names no forecast folder);
+        ForecastUnreadableError when the pointer itself cannot be read. The folder's file may still
+        be unreadable: :meth:`served_latest` checks it."""
+        text = read_pointer(self.outputs / LATEST_POINTER)
+        if not text:
             return None
-        if target.parent != Path(FORECASTS_DIR) or not self._is_published(target.name):
+        target = Path(text)
+        name = target.name
+        if target.parent != Path(FORECASTS_DIR) or not ID_PATTERN.match(name):
             return None
-        return target.name
+        if name not in self._listing():
+            return None
+        return name
 
     def _no_forecast(self) -> UnknownForecastError:
-        return UnknownForecastError(
-            f"no published forecast in {self.outputs}; run `wallcast run` first"
-        )
+        return UnknownForecastError("no published forecast; run `wallcast run` first")
 
     def forecast_dir(self, forecast_id: str) -> Path:
         """The folder of a published forecast; ``latest`` follows the pointer.
 
-        Only names listed in ``outputs/forecasts/`` are accepted, so no id can reach a file
-        outside it (``..``, slashes, absolute paths and symlinks out are all refused).
+        Only names listed in ``outputs/forecasts/`` whose files resolve inside the outputs folder
+        are accepted, so no id can reach a file outside it (``..``, slashes, absolute paths and
+        symlinks out are all refused).
         """
         if forecast_id == LATEST_POINTER:
             latest = self.latest_id()
@@ -215,41 +311,87 @@ class Backend:
                 raise self._no_forecast()
             forecast_id = latest
         if not self._is_published(forecast_id):
-            raise UnknownForecastError(f"no published forecast with id {forecast_id!r}")
-        folder = self.forecasts_dir / forecast_id
-        if not folder.resolve().is_relative_to(self.forecasts_dir.resolve()):
-            raise UnknownForecastError(f"no published forecast with id {forecast_id!r}")
-        return folder
+            raise UnknownForecastError(f"no published forecast with id {shown(forecast_id)}")
+        return self.forecasts_dir / forecast_id
 
-    def forecast_path(self, forecast_id: str | None) -> Path:
-        """The forecast file; ``None`` resolves the outputs folder exactly as ``wallcast query``
-        does (``outputs/latest``), so that the answer names the same path."""
-        if forecast_id is None:
-            if self.latest_id() is None:
-                raise self._no_forecast()
-            try:
-                return resolve_forecast_path(self.outputs)
-            except ForecastNotFoundError:  # latest moved meanwhile
-                raise self._no_forecast() from None
-        return self.forecast_dir(forecast_id) / FORECAST_FILE
+    def _read_meta_of(self, forecast_id: str) -> tuple[Path, ForecastMeta]:
+        path = self.forecast_dir(forecast_id) / FORECAST_FILE
+        try:
+            return path, _read_meta(FileKey.of(path))
+        except FileNotFoundError:  # removed by retention meanwhile
+            raise UnknownForecastError(
+                f"no published forecast with id {shown(forecast_id)}"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - h5py raises OSError, KeyError, ValueError, ...
+            log.warning("forecast %s unreadable: %s: %r", forecast_id, path, exc)
+            raise ForecastUnreadableError(
+                forecast_id, "the file is not a readable forecast (corrupt or truncated)", repr(exc)
+            ) from None
 
     def meta(self, forecast_id: str | None) -> tuple[str, Path, ForecastMeta]:
-        path = self.forecast_path(forecast_id)
+        """(id, file, metadata) of a forecast; ``None`` and ``latest`` mean the latest one, or,
+        when that is unreadable, the newest readable one (:meth:`served_latest`)."""
+        if forecast_id is None or forecast_id == LATEST_POINTER:
+            fid, _ = self.served_latest()
+            path, meta = self._read_meta_of(fid)
+            return fid, path, meta
+        path, meta = self._read_meta_of(forecast_id)
+        return forecast_id, path, meta
+
+    def served_latest(self) -> tuple[str, str | None]:
+        """(the forecast served as latest, why it is not the pointer's: None when it is).
+
+        When ``latest`` names a forecast that cannot be read, the newest readable published
+        forecast is served instead: the last good forecast stays published."""
+        latest = self.latest_id()
+        if latest is None:
+            raise self._no_forecast()
         try:
-            return path.parent.name, path, _read_meta(FileKey.of(path))
-        except (OSError, KeyError) as exc:  # removed meanwhile, or not a forecast file
-            raise UnknownForecastError(
-                f"forecast {path.parent.name} is not readable: {' '.join(str(exc).split())}"
-            ) from None
+            self._read_meta_of(latest)
+            return latest, None
+        except (ForecastUnreadableError, UnknownForecastError) as exc:
+            reason = getattr(exc, "reason", "its forecast file is missing or not a regular file")
+            for fid in reversed(self.forecast_ids()):
+                if fid == latest:
+                    continue
+                try:
+                    self._read_meta_of(fid)
+                except (ForecastUnreadableError, UnknownForecastError):
+                    continue
+                return fid, f"latest forecast {latest} is unreadable ({reason})"
+            raise ForecastUnreadableError(latest, reason) from None
+
+    def forecast_path(self, forecast_id: str | None) -> Path:
+        """The forecast file (``None``: the latest, as :meth:`meta` resolves it)."""
+        return self.meta(forecast_id)[1]
+
+    def health(self) -> dict:
+        """``ok`` when the latest forecast (if any) is readable; else ``degraded`` and why."""
+        try:
+            latest = self.latest_id()
+            count = len(self.forecast_ids())
+        except ForecastUnreadableError as exc:
+            return {"status": "degraded", "reason": str(exc), "latest": None, "forecasts": 0}
+        out: dict[str, Any] = {"status": "ok", "latest": latest, "forecasts": count}
+        if latest is not None:
+            try:
+                served, why = self.served_latest()
+            except ForecastUnreadableError as exc:
+                return {**out, "status": "degraded", "reason": str(exc), "serving": None}
+            if why is not None:
+                out.update(status="degraded", reason=why, serving=served)
+        return out
 
     def list_forecasts(self) -> list[dict]:
         latest = self.latest_id()
         out = []
         for fid in self.forecast_ids():
-            path = self.forecasts_dir / fid / FORECAST_FILE
             try:
-                meta = _read_meta(FileKey.of(path))
-            except (OSError, KeyError):  # removed by retention meanwhile, or not a forecast
+                _, meta = self._read_meta_of(fid)
+            except (
+                UnknownForecastError,
+                ForecastUnreadableError,
+            ):  # removed meanwhile, or unreadable
                 continue
             out.append(forecast_summary(fid, meta, latest))
         return out
@@ -260,18 +402,42 @@ class Backend:
         out["variables"] = meta.variables
         out["years"] = meta.coords.get("year", [])
         out["groups"] = meta.groups
-        out["files"] = [n for n in DOWNLOADS if (self.forecasts_dir / fid / n).is_file()]
+        folder = self.forecasts_dir / fid
+        out["files"] = [n for n in DOWNLOADS if self._readable_file(folder / n)]
+        if forecast_id in (None, LATEST_POINTER):
+            _, why = self.served_latest()
+            if why:
+                out["fallback_from"] = why
         return out
 
-    def download(self, forecast_id: str, name: str) -> Path:
+    def _readable_file(self, path: Path) -> bool:
+        try:
+            return _is_regular(path.stat()) and self._inside(path)
+        except OSError:
+            return False
+
+    def open_download(self, forecast_id: str, name: str) -> tuple[Any, int, str]:
+        """(open binary file, size, forecast id) of a download, opened before any header is
+        sent: a file that cannot be opened is a JSON error, not a dropped connection."""
         if name not in DOWNLOADS:
-            raise UnknownForecastError(f"no file {name!r}; files: {', '.join(DOWNLOADS)}")
-        path = self.forecast_dir(forecast_id) / name
-        if not path.is_file():
+            raise UnknownForecastError(f"no file {shown(name)}; files: {', '.join(DOWNLOADS)}")
+        fid = self.meta(forecast_id)[0] if forecast_id == LATEST_POINTER else forecast_id
+        path = self.forecast_dir(fid) / name
+        if not path.exists() or not self._inside(path):
             raise UnknownForecastError(
-                f"forecast {path.parent.name} has no {name} (`wallcast report` / `wallcast deck`)"
+                f"forecast {fid} has no {name} (`wallcast report` / `wallcast deck`)"
             )
-        return path
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            log.warning("download %s/%s cannot be opened: %r", fid, name, exc)
+            raise ForecastUnreadableError(fid, f"its {name} cannot be opened", repr(exc)) from None
+        st = os.fstat(fd)
+        if not _is_regular(st):
+            os.close(fd)
+            raise ForecastUnreadableError(fid, f"its {name} is not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), st.st_size, fid
 
     # -- queries
 
@@ -286,8 +452,10 @@ class Backend:
     ) -> dict:
         """The answer of ``wallcast query --json`` (same function), parameters checked first.
 
-        ``what=cost`` needs ``year`` (a year of the forecast) and ignores ``wall``."""
-        _, path, meta = self.meta(forecast)
+        ``what=cost`` needs ``year`` (a year of the forecast) and ignores ``wall``. The answer's
+        ``forecast`` is the file's path relative to the outputs folder (no server path leaves);
+        ``fallback_from`` says why the latest forecast was not the one answered, if it was not."""
+        fid, path, meta = self.meta(forecast)
         if what not in WHATS:
             raise BadParameterError("what", what, sorted(WHATS))
         if what == "cost":
@@ -310,7 +478,14 @@ class Backend:
         if scenario is not None and scenario not in scenarios:
             raise BadParameterError("scenario", scenario, scenarios)
         prob = _check_prob(prob)
-        return dict(_cached_query(FileKey.of(path), wall, what, scenario, prob, year))
+        with _reading(fid, path):
+            out = dict(_cached_query(FileKey.of(path), wall, what, scenario, prob, year))
+        out["forecast"] = f"{FORECASTS_DIR}/{fid}/{FORECAST_FILE}"
+        if forecast in (None, LATEST_POINTER):
+            _, why = self.served_latest()
+            if why:
+                out["fallback_from"] = why
+        return out
 
     def intervals(
         self,
@@ -334,20 +509,35 @@ class Backend:
             raise BadParameterError("var", var, [v for v in meta.variables if v != var])
         index: dict[str, list[int]] = {}
         by_years: list[float] = []
+        years = [float(y) for y in meta.coords.get("year", [])]
         for dim, wanted in (selection or {}).items():
+            wanted = list(dict.fromkeys(wanted or []))  # repeated values count once
             if not wanted:
                 continue
             if dim not in dims:
                 if dim == "year" and var == "hit_year":
-                    by_years = [_year_value(v) for v in wanted]
+                    by_years = list(dict.fromkeys(_year_value(v) for v in wanted))
+                    for y in by_years:
+                        if years and not (years[0] <= y <= years[-1]):
+                            raise BadParameterError(
+                                "year",
+                                y,
+                                f"a year from {years[0]:g} to {years[-1]:g}",
+                                f"P(hit by {y:g}) is outside the forecast's years",
+                            )
                     continue
                 raise BadParameterError(
                     dim, wanted[0], [d for d in dims if d not in SAMPLE_DIMS], f"{var} has no {dim}"
                 )
-            index[dim] = [_coord_index(meta.coords[dim], dim, v) for v in wanted]
-        values = _read_variable(FileKey.of(path), var)
+            index[dim] = list(dict.fromkeys(_coord_index(meta.coords[dim], dim, v) for v in wanted))
         free = [d for d in dims if d not in SAMPLE_DIMS]
         axes = [index.get(d, list(range(len(meta.coords[d])))) for d in free]
+        n_rows = math.prod(len(a) for a in axes)
+        if n_rows > MAX_ROWS:
+            hint = "; select fewer " + ", ".join(f"{d}s" for d in free)
+            raise RowLimitError(n_rows, MAX_ROWS, hint)
+        with _reading(fid, path):
+            values = _read_variable(FileKey.of(path), var)
         rows = []
         for combo in itertools.product(*axes):
             at = dict(zip(free, combo, strict=True))
@@ -374,9 +564,9 @@ class Backend:
         scenarios = meta.coords.get("scenario", [])
         if scenario is not None and scenario not in scenarios:
             raise BadParameterError("scenario", scenario, scenarios)
-        return dict(
-            _cached_headline(FileKey.of(path), scenario, _check_prob(prob)), forecast_id=fid
-        )
+        prob = _check_prob(prob)
+        with _reading(fid, path):
+            return dict(_cached_headline(FileKey.of(path), scenario, prob), forecast_id=fid)
 
     # -- the model (JAX, imported lazily)
 
@@ -387,33 +577,59 @@ class Backend:
         table = self.hardware_table()
         return list(_accelerator_list(str(table), _file_hash(table)))
 
+    def walls_job(
+        self, accelerators: list[str] | None, duration_days: float = 90.0, precision: str = "bf16"
+    ) -> tuple[list[dict] | None, Callable[[], list[dict]]]:
+        """(the cached answer or None, the computation that answers) of :meth:`walls`: inputs
+        checked and normalised (whole days) here, cheaply; the search runs where the caller puts
+        it (the service's expensive-work queue)."""
+        table, digest, names, days = self._model_inputs(accelerators, duration_days, precision)
+        keys = [("walls", digest, name, days, precision) for name in names]
+        cached = [_MODEL_CACHE.get(k) for k in keys]
+
+        def compute() -> list[dict]:
+            return [
+                _model_cached(k, lambda n=n: _compute_walls(table, n, days, precision))
+                for k, n in zip(keys, names, strict=True)
+            ]
+
+        return (cached if all(c is not None for c in cached) else None), compute
+
     def walls(
         self, accelerators: list[str] | None, duration_days: float = 90.0, precision: str = "bf16"
     ) -> list[dict]:
         """Both walls and the plan at the data-movement wall, as ``wallcast walls --json``."""
-        table, digest, names = self._model_inputs(accelerators, duration_days, precision)
-        return [
-            _model_cached(
-                ("walls", digest, name, duration_days, precision),
-                lambda n=name: _compute_walls(table, n, duration_days, precision),
-            )
-            for name in names
-        ]
+        cached, compute = self.walls_job(accelerators, duration_days, precision)
+        return cached if cached is not None else compute()
+
+    def curve_job(
+        self, accelerator: str, duration_days: float = 90.0, precision: str = "bf16"
+    ) -> tuple[dict | None, Callable[[], dict]]:
+        """As :meth:`walls_job`, for :meth:`curve`."""
+        table, digest, names, days = self._model_inputs([accelerator], duration_days, precision)
+        name = names[0]
+        walls_cached, walls_compute = self.walls_job([name], days, precision)
+        key = ("curve", digest, name, days, precision)
+
+        def compute() -> dict:
+            walls = walls_compute()[0]
+            curve = _model_cached(key, lambda: _compute_curve(table, name, days, precision))
+            return {**walls, **curve}
+
+        hit = _MODEL_CACHE.get(key)
+        if walls_cached is not None and hit is not None:
+            return {**walls_cached[0], **hit}, compute
+        return None, compute
 
     def curve(self, accelerator: str, duration_days: float = 90.0, precision: str = "bf16") -> dict:
         """Best utilization against training compute, with both walls and the plan at the wall."""
-        table, digest, names = self._model_inputs([accelerator], duration_days, precision)
-        name = names[0]
-        walls = self.walls([name], duration_days, precision)[0]
-        curve = _model_cached(
-            ("curve", digest, name, duration_days, precision),
-            lambda: _compute_curve(table, name, duration_days, precision),
-        )
-        return {**walls, **curve}
+        cached, compute = self.curve_job(accelerator, duration_days, precision)
+        return cached if cached is not None else compute()
 
     def _model_inputs(
         self, accelerators: list[str] | None, duration_days: float, precision: str
-    ) -> tuple[Path, str, list[str]]:
+    ) -> tuple[Path, str, list[str], float]:
+        """(hardware table, its hash, accelerator names, run length rounded to whole days)."""
         if precision not in PRECISIONS:
             raise BadParameterError("precision", precision, PRECISIONS)
         lo, hi = DURATION_DAYS_RANGE
@@ -448,7 +664,28 @@ class Backend:
                 raise BadParameterError(
                     "precision", precision, ["bf16"], f"no FP8 figure for {', '.join(no_fp8)}"
                 )
-        return table, digest, names
+        days = max(lo, round(duration_days / DURATION_DAYS_STEP) * DURATION_DAYS_STEP)
+        return table, digest, names, float(days)
+
+
+@contextlib.contextmanager
+def _reading(forecast_id: str, path: Path) -> Iterator[None]:
+    """Reading a forecast's data: a failure is a ForecastUnreadableError (503) without the path;
+    a file removed meanwhile is unknown (404); a bad question stays a 422."""
+    try:
+        yield
+    except (BadParameterError, ForecastUnreadableError, UnknownForecastError):
+        raise
+    except FileNotFoundError:
+        raise UnknownForecastError(f"no published forecast with id {shown(forecast_id)}") from None
+    except ForecastReadError as exc:
+        log.warning("forecast %s unreadable: %s", forecast_id, exc)
+        raise ForecastUnreadableError(forecast_id, "its data cannot be read", str(exc)) from None
+    except WallcastError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
+        log.warning("forecast %s unreadable: %s: %r", forecast_id, path, exc)
+        raise ForecastUnreadableError(forecast_id, "its data cannot be read", repr(exc)) from None
 
 
 def _coord_index(values: list, dim: str, wanted: str) -> int:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse
+from fastapi.responses import StreamingResponse
 
 from forecast.service.backend import DOWNLOADS, Backend
 
@@ -83,25 +84,37 @@ def headline(
     return _backend(request).headline(forecast_id, scenario, prob)
 
 
-def _download(request: Request, forecast_id: str, name: str) -> FileResponse:
-    path = _backend(request).download(forecast_id, name)
-    filename = f"{path.parent.name}-{name}"
+CHUNK_BYTES = 1 << 20
+
+
+def _download(request: Request, forecast_id: str, name: str) -> StreamingResponse:
+    """The file, opened before any header is sent (a file that cannot be opened is a JSON
+    error, never a 200 that drops), streamed from the open handle with its size."""
+    handle, size, fid = _backend(request).open_download(forecast_id, name)
+
+    def chunks() -> Iterator[bytes]:
+        with handle:
+            while block := handle.read(CHUNK_BYTES):
+                yield block
+
     disposition = "inline" if name.endswith(".html") else "attachment"
-    return FileResponse(
-        path, media_type=DOWNLOADS[name], filename=filename, content_disposition_type=disposition
-    )
+    headers = {
+        "Content-Length": str(size),
+        "Content-Disposition": f'{disposition}; filename="{fid}-{name}"',
+    }
+    return StreamingResponse(chunks(), media_type=DOWNLOADS[name], headers=headers)
 
 
 @router.get("/{forecast_id}/forecast.nc", summary="Download the forecast dataset (NetCDF)")
-def download_forecast(request: Request, forecast_id: IdPath) -> FileResponse:
+def download_forecast(request: Request, forecast_id: IdPath) -> StreamingResponse:
     return _download(request, forecast_id, "forecast.nc")
 
 
 @router.get("/{forecast_id}/report.html", summary="The forecast's report (self-contained HTML)")
-def download_report(request: Request, forecast_id: IdPath) -> FileResponse:
+def download_report(request: Request, forecast_id: IdPath) -> StreamingResponse:
     return _download(request, forecast_id, "report.html")
 
 
 @router.get("/{forecast_id}/deck.pptx", summary="Download the forecast's slide deck")
-def download_deck(request: Request, forecast_id: IdPath) -> FileResponse:
+def download_deck(request: Request, forecast_id: IdPath) -> StreamingResponse:
     return _download(request, forecast_id, "deck.pptx")

@@ -11,7 +11,7 @@ router = APIRouter(prefix="/v1", tags=["query"])
 
 
 @router.get("/query", summary="When (or at what FLOP) a wall is hit: median and interval")
-async def query(
+def query(
     request: Request,
     wall: Annotated[
         str | None, Query(description="data_movement or latency (what=year or flop).")
@@ -27,9 +27,10 @@ async def query(
 ) -> JSONResponse:
     """``median``, ``lower``, ``upper``, ``prob``, ``not_hit_fraction``, ``draws``, ``wall``,
     ``what``, ``scenario``, ``units``, ``forecast_id`` and ``forecast``: the object
-    ``wallcast query --json`` prints (``"inf"``: not hit by the last forecast year).
+    ``wallcast query --json`` prints (``"inf"``: not hit by the last forecast year), with
+    ``forecast`` relative to the outputs folder.
     ``what=cost&year=Y``: the cost multiplier of the frontier run of year Y, its utilization and
     the shortest run that could train it, as ``wallcast query --what cost --year Y --json``."""
-    # In the event loop: a repeated question is a cache hit (a few stat calls); a new one reads
-    # one variable with h5py (milliseconds).  The answer is plain JSON already.
+    # A plain `def` route: it runs on AnyIO's thread pool, so file I/O (the `latest` pointer, a
+    # stat, an h5py read) never blocks the event loop. A repeated question is a cache hit.
     return JSONResponse(request.app.state.backend.query(wall, what, scenario, prob, forecast, year))

@@ -1,7 +1,11 @@
 """The model's answers: accelerators, both walls with the plan at the wall, utilization curves.
 
 These run the plan search (JAX, imported on first use) and are cached per hardware-table hash
-and parameters: a second request with the same inputs does no search.
+and parameters (the run length rounded to whole days): a second request with the same inputs does
+no search. A search runs on the service's expensive-work queue
+(:class:`forecast.service.guard.ExpensiveWork`): a bounded number at a time, 503 with
+``Retry-After`` beyond it, dropped if its client leaves before it starts; the cheap endpoints
+never wait for it.
 """
 
 from __future__ import annotations
@@ -9,11 +13,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from starlette.concurrency import run_in_threadpool
 
 router = APIRouter(prefix="/v1", tags=["walls"])
 
 DurationQuery = Annotated[
-    float, Query(description="Wall-clock length of the training run, days (1 to 3650).")
+    float,
+    Query(description="Wall-clock length of the training run, days (1 to 3650; whole days)."),
 ]
 PrecisionQuery = Annotated[str, Query(description="bf16 or fp8 (dense FLOP/s, bytes per number).")]
 
@@ -24,7 +30,7 @@ def accelerators(request: Request) -> list[dict]:
 
 
 @router.get("/walls", summary="Both walls of accelerators and the plan at the wall")
-def walls(
+async def walls(
     request: Request,
     accelerator: Annotated[
         list[str] | None,
@@ -35,11 +41,17 @@ def walls(
 ) -> list[dict]:
     """The objects of ``wallcast walls --json``: ``max_utilization``, ``data_movement_wall_flop``,
     ``latency_wall_flop`` (null beyond the 1e20-1e40 search grid), ``plan_at_wall``, ..."""
-    return request.app.state.backend.walls(accelerator, duration_days, precision)
+    backend = request.app.state.backend
+    cached, compute = await run_in_threadpool(
+        backend.walls_job, accelerator, duration_days, precision
+    )
+    if cached is not None:
+        return cached
+    return await request.app.state.expensive.run(compute, request.is_disconnected)
 
 
 @router.get("/curve", summary="Best utilization against training compute, with both walls")
-def curve(
+async def curve(
     request: Request,
     accelerator: Annotated[str, Query(description="Name, unique part or whole word.")],
     duration_days: DurationQuery = 90.0,
@@ -47,4 +59,10 @@ def curve(
 ) -> dict:
     """The walls object of ``/v1/walls`` plus ``curve``: ``log10_flop`` (1e22 to 1e33 FLOP),
     and ``utilization`` (fraction of peak; null where no plan finishes in time)."""
-    return request.app.state.backend.curve(accelerator, duration_days, precision)
+    backend = request.app.state.backend
+    cached, compute = await run_in_threadpool(
+        backend.curve_job, accelerator, duration_days, precision
+    )
+    if cached is not None:
+        return cached
+    return await request.app.state.expensive.run(compute, request.is_disconnected)

@@ -15,7 +15,10 @@ async function api(path) {
   const response = await fetch(path);
   const body = await response.json();
   if (!response.ok) {
-    throw new Error(`${path}: ${response.status} ${body.detail || ""}`);
+    const err = new Error(`${path}: ${response.status} ${body.detail || ""}`);
+    err.status = response.status;
+    err.detail = body.detail || "";
+    throw err;
   }
   return body;
 }
@@ -347,9 +350,20 @@ async function init() {
   try {
     forecast = await api("/v1/forecasts/latest");
   } catch (err) {
-    document.getElementById("forecast-meta").textContent =
-      "No published forecast yet: run `wallcast run` (or `make run`), then reload.";
-    document.body.dataset.state = "empty";
+    if (err.status === 404) {
+      document.getElementById("forecast-meta").textContent =
+        "No published forecast yet: run `wallcast run` (or `make run`), then reload.";
+      document.body.dataset.state = "empty";
+    } else if (err.status === 503) {
+      // the server's data, not the reader's request: say so, never "no forecast"
+      document.getElementById("forecast-meta").textContent =
+        `The published forecast cannot be read: ${err.detail} ` +
+        "Nothing readable to fall back to; the server's log has the cause.";
+      document.body.dataset.state = "unreadable";
+    } else {
+      fail(err);
+      return;
+    }
     initExplorer().catch(fail);
     return;
   }
@@ -357,7 +371,8 @@ async function init() {
   state.lastYear = Math.floor(forecast.years[forecast.years.length - 1]);
   document.getElementById("forecast-meta").textContent =
     `Forecast ${forecast.id}, created ${forecast.created}; ${forecast.chains} chains × ` +
-    `${forecast.draws} draws; data ${String(forecast.data_hash).slice(0, 12)}; code ${forecast.code_version}.`;
+    `${forecast.draws} draws; data ${String(forecast.data_hash).slice(0, 12)}; code ${forecast.code_version}.` +
+    (forecast.fallback_from ? ` Shown instead of the latest: ${forecast.fallback_from}.` : "");
   const links = document.getElementById("links");
   for (const name of ["forecast.nc", ...forecast.files.filter((f) => f !== "forecast.nc")]) {
     links.append(el("a", { href: `/v1/forecasts/${forecast.id}/${name}` }, name), " ");
