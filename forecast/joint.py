@@ -409,9 +409,7 @@ def law_mass_blocks(model: Any) -> list[tuple[str, ...]]:
 
     sites = trace(seed(model, jax.random.PRNGKey(0))).get_trace()
     free = {
-        name
-        for name, site in sites.items()
-        if site["type"] == "sample" and not site["is_observed"]
+        name for name, site in sites.items() if site["type"] == "sample" and not site["is_observed"]
     }
     blocks = []
     for names in LAW_PARAMETERS.values():
