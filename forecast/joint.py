@@ -395,30 +395,6 @@ def _prior_group(
 
 
 @exclusive
-def law_mass_blocks(model: Any) -> list[tuple[str, ...]]:
-    """One dense mass-matrix block per law: its free (sampled) parameters, as NUTS sees them.
-
-    Within a law the parameters are strongly correlated: in the batch and utilization laws the
-    ceiling and the shortfall scale trade off along a ridge (the observed mean is the ceiling
-    less ~0.8 shortfall), which a diagonal mass matrix crosses slowly (bulk ESS of
-    ``batch_shortfall_dex`` down to 271 of 4,000 draws, R-hat 1.012, at 4 x 1,000 with
-    ``priors/epoch-2030.toml``; BENCHMARKS.md). A dense block per law learns that correlation
-    during warm-up; laws stay independent of each other and of the trends, as in the posterior.
-    Sites fixed by the prior file (deterministic) are left out."""
-    from numpyro.handlers import seed, trace
-
-    sites = trace(seed(model, jax.random.PRNGKey(0))).get_trace()
-    free = {
-        name for name, site in sites.items() if site["type"] == "sample" and not site["is_observed"]
-    }
-    blocks = []
-    for names in LAW_PARAMETERS.values():
-        block = tuple(name for name in names if name in free)
-        if len(block) >= 2:
-            blocks.append(block)
-    return blocks
-
-
 def fit_joint(
     data: JointData,
     tables: Mapping[str, LawTable],
@@ -433,7 +409,6 @@ def fit_joint(
     target_accept_prob: float = 0.9,
     progress_bar: bool = False,
     law_prior_source: Mapping[str, Any] | None = None,
-    dense_law_blocks: bool = True,
 ) -> xr.DataTree:
     """NUTS on :func:`joint_model`; one DataTree (no convergence gate: the caller applies it).
 
@@ -454,9 +429,8 @@ def fit_joint(
     mcmc_key, ppc_key, prior_key = jax.random.split(rng_key, 3)
     model = partial(joint_model, data, trend_priors, law_priors)
     start = time.perf_counter()
-    dense_mass = law_mass_blocks(model) if dense_law_blocks else False
     mcmc = MCMC(
-        NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass),
+        NUTS(model, target_accept_prob=target_accept_prob),
         num_warmup=num_warmup,
         num_samples=num_samples,
         num_chains=num_chains,
@@ -522,7 +496,6 @@ def fit_joint(
                     "num_samples": num_samples,
                     "chain_method": chain_method,
                     "target_accept_prob": target_accept_prob,
-                    "dense_mass": [list(b) for b in dense_mass] if dense_mass else False,
                 }
             ),
             "data_hash": _data_hash(data.hardware, data.frontier),
