@@ -26,6 +26,19 @@ from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
 from forecast.provenance import input_provenance, provenance_json
 from forecast.storage import provenance_attrs
 
+MIN_WARMUP = 2000
+"""Warm-up iterations of a fit at least (more when ``draws`` is larger): NUTS adapts its step size
+and diagonal mass matrix there. With 1,000 (the warm-up equal to the default draws) one run in
+twenty left ``batch_shortfall_dex`` slow enough to be refused by the convergence gate (bulk ESS
+271, R-hat 1.012; the law's ceiling and shortfall lie on a ridge); 2,000 passes every measured
+run on both instruction sets with margin (BENCHMARKS.md, "Convergence gate margin")."""
+
+
+def default_warmup(draws: int) -> int:
+    """Warm-up iterations of a fit of ``draws`` draws per chain: ``max(draws, MIN_WARMUP)``."""
+    return max(int(draws), MIN_WARMUP)
+
+
 DEFAULT_PROPAGATE_DRAWS = 1000
 """Posterior draws propagated per scenario by default (evenly thinned from the fit's chains x
 draws; BENCHMARKS.md gives the Monte Carlo error of the hit-year quantiles at this size)."""
@@ -182,7 +195,7 @@ def fit(
         law_priors_from_prior_set(prior_set),
         rng_key=jax.random.PRNGKey(seed),
         num_chains=chains,
-        num_warmup=draws if warmup is None else warmup,
+        num_warmup=default_warmup(draws) if warmup is None else warmup,
         num_samples=draws,
         law_prior_source=law_prior_record(prior_set),
     )

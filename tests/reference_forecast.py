@@ -63,7 +63,9 @@ def small_fit() -> xr.DataTree:
     from forecast import pipeline
 
     inputs = pipeline.load_inputs(scenarios=SCENARIOS)
-    return pipeline.fit(inputs, inputs.priors, chains=CHAINS, draws=DRAWS, seed=SEED, gate=False)
+    return pipeline.fit(
+        inputs, inputs.priors, chains=CHAINS, draws=DRAWS, warmup=DRAWS, seed=SEED, gate=False
+    )
 
 
 def load_fit() -> xr.DataTree:

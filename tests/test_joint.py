@@ -219,7 +219,9 @@ def test_recovered_levels_are_informative(synthetic_fit) -> None:
 def joint_forecast():
     """A small forecast through pipeline.fit (joint model, no gate), thinned propagation."""
     inputs = pipeline.load_inputs(scenarios=SCENARIOS)
-    fit = pipeline.fit(inputs, inputs.priors, chains=CHAINS, draws=DRAWS, seed=SEED, gate=False)
+    fit = pipeline.fit(
+        inputs, inputs.priors, chains=CHAINS, draws=DRAWS, warmup=DRAWS, seed=SEED, gate=False
+    )
     results = {
         name: pipeline.propagate_scenario(
             fit, ps, seed=SEED, years=YEARS, propagate_draws=PROPAGATE
