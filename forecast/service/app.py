@@ -19,7 +19,7 @@ from forecast.errors import WallcastError
 from forecast.service.backend import (
     Backend,
     BadParameterError,
-    ForecastUnreadableError,
+    ServerDataError,
     UnknownForecastError,
 )
 from forecast.service.guard import (
@@ -86,8 +86,8 @@ def create_app(
             detail += f" (got {shown(got)})"
         return JSONResponse({"detail": detail, "parameter": name}, status_code=422)
 
-    @app.exception_handler(ForecastUnreadableError)
-    async def _unreadable(_: Request, exc: ForecastUnreadableError) -> JSONResponse:
+    @app.exception_handler(ServerDataError)
+    async def _unreadable(_: Request, exc: ServerDataError) -> JSONResponse:
         log.warning("503: %s (%s)", exc, exc.detail)
         body = {"detail": str(exc), "forecast_id": exc.forecast_id}
         return JSONResponse(body, status_code=503)

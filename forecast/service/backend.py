@@ -21,6 +21,7 @@ are answered from the newest readable forecast, and the answer says so (``fallba
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import logging
 import math
@@ -40,7 +41,7 @@ import numpy as np
 from forecast.errors import WallcastError
 from forecast.paths import hardware_path, outputs_dir
 from forecast.query import COST_VARIABLES, WHATS, interval, json_ready, query_json
-from forecast.service.guard import MAX_ROWS, RowLimitError, shown
+from forecast.service.guard import ECHO_CHARS, MAX_ROWS, ClientGoneError, RowLimitError, shown
 from forecast.storage import (
     FORECAST_FILE,
     FORECASTS_DIR,
@@ -91,18 +92,24 @@ class BadParameterError(WallcastError, ValueError):
         super().__init__(f"parameter '{parameter}': {reason}; allowed: {listed}")
 
 
-class ForecastUnreadableError(WallcastError, OSError):
-    """A published forecast (or the ``latest`` pointer) cannot be read (HTTP 503).
+class ServerDataError(WallcastError, OSError):
+    """The server's own data cannot be read (HTTP 503): not the caller's fault.
 
-    ``str()`` is what the client sees (forecast id and a plain reason, no path); ``detail`` is
-    logged on the server."""
+    ``str()`` is what the client sees (no path); ``detail`` is logged on the server."""
+
+    def __init__(self, message: str, detail: str = "", forecast_id: str | None = None) -> None:
+        self.forecast_id = forecast_id
+        self.detail = detail
+        super().__init__(message)
+
+
+class ForecastUnreadableError(ServerDataError):
+    """A published forecast (or the ``latest`` pointer) cannot be read (HTTP 503)."""
 
     def __init__(self, forecast_id: str | None, reason: str, detail: str = "") -> None:
-        self.forecast_id = forecast_id
         self.reason = reason
-        self.detail = detail
         what = f"forecast {forecast_id}" if forecast_id else "the outputs folder"
-        super().__init__(f"{what} is unreadable: {reason}")
+        super().__init__(f"{what} is unreadable: {reason}", detail, forecast_id)
 
 
 def _is_regular(st: os.stat_result) -> bool:
@@ -114,13 +121,14 @@ def read_pointer(path: Path, max_bytes: int = POINTER_MAX_BYTES) -> str | None:
     only if it is a regular file (a FIFO or a device would hang ``read``); ForecastUnreadableError when it
     is not a small UTF-8 text file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        # never through a symlink (publishing writes a plain file): no pointer is read from
+        # outside the outputs folder, nor from /proc or a device
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except FileNotFoundError:
         return None
-    except OSError as exc:  # a directory opens on Linux; EACCES, ELOOP, ...
-        raise ForecastUnreadableError(
-            None, "the latest pointer cannot be opened", repr(exc)
-        ) from None
+    except OSError as exc:  # ELOOP (a symlink), EACCES, ...
+        why = "is a symlink" if exc.errno == errno.ELOOP else "cannot be opened"
+        raise ForecastUnreadableError(None, f"the latest pointer {why}", repr(exc)) from None
     try:
         st = os.fstat(fd)
         if not _is_regular(st):
@@ -144,7 +152,7 @@ def read_pointer(path: Path, max_bytes: int = POINTER_MAX_BYTES) -> str | None:
         return data.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise ForecastUnreadableError(
-            None, "the latest pointer is not UTF-8 text", repr(data[:80])
+            None, "the latest pointer is not UTF-8 text", f"{len(data)} bytes"
         ) from None
 
 
@@ -280,20 +288,26 @@ class Backend:
         except OSError:
             return False
 
-    def latest_id(self) -> str | None:
-        """The id ``outputs/latest`` names (None: no pointer, or it names no forecast folder);
-        ForecastUnreadableError when the pointer itself cannot be read. The folder's file may still
-        be unreadable: :meth:`served_latest` checks it."""
-        text = read_pointer(self.outputs / LATEST_POINTER)
+    def _pointer(self) -> tuple[str | None, str | None]:
+        """(the forecast id ``outputs/latest`` names, what is wrong with the pointer): (None,
+        None) when there is no pointer (or an empty one)."""
+        try:
+            text = read_pointer(self.outputs / LATEST_POINTER)
+        except ForecastUnreadableError as exc:
+            return None, exc.reason
         if not text:
-            return None
+            return None, None
         target = Path(text)
         name = target.name
-        if target.parent != Path(FORECASTS_DIR) or not ID_PATTERN.match(name):
-            return None
-        if name not in self._listing():
-            return None
-        return name
+        listed = target.parent == Path(FORECASTS_DIR) and ID_PATTERN.match(name)
+        if not listed or name not in self._listing():
+            return None, f"the latest pointer names no published forecast ({shown(text)})"
+        return name, None
+
+    def latest_id(self) -> str | None:
+        """The id ``outputs/latest`` names, or None (no pointer, or one that names no forecast
+        folder, or cannot be read). Its file may still be unreadable: :meth:`served_latest`."""
+        return self._pointer()[0]
 
     def _no_forecast(self) -> UnknownForecastError:
         return UnknownForecastError("no published forecast; run `wallcast run` first")
@@ -306,10 +320,7 @@ class Backend:
         symlinks out are all refused).
         """
         if forecast_id == LATEST_POINTER:
-            latest = self.latest_id()
-            if latest is None:
-                raise self._no_forecast()
-            forecast_id = latest
+            forecast_id = self.served_latest()[0]
         if not self._is_published(forecast_id):
             raise UnknownForecastError(f"no published forecast with id {shown(forecast_id)}")
         return self.forecasts_dir / forecast_id
@@ -341,45 +352,58 @@ class Backend:
     def served_latest(self) -> tuple[str, str | None]:
         """(the forecast served as latest, why it is not the pointer's: None when it is).
 
-        When ``latest`` names a forecast that cannot be read, the newest readable published
-        forecast is served instead: the last good forecast stays published."""
-        latest = self.latest_id()
-        if latest is None:
-            raise self._no_forecast()
-        try:
-            self._read_meta_of(latest)
-            return latest, None
-        except (ForecastUnreadableError, UnknownForecastError) as exc:
-            reason = getattr(exc, "reason", "its forecast file is missing or not a regular file")
-            for fid in reversed(self.forecast_ids()):
-                if fid == latest:
-                    continue
-                try:
-                    self._read_meta_of(fid)
-                except (ForecastUnreadableError, UnknownForecastError):
-                    continue
-                return fid, f"latest forecast {latest} is unreadable ({reason})"
-            raise ForecastUnreadableError(latest, reason) from None
+        When ``latest`` cannot be read, names no forecast, or names one that cannot be read,
+        the newest readable published forecast is served instead, and the reason says why: the
+        last good forecast stays published. With nothing readable: ForecastUnreadableError (503),
+        or UnknownForecastError (404) when nothing was ever published."""
+        named, problem = self._pointer()
+        reason = ""
+        if named is not None:
+            try:
+                self._read_meta_of(named)
+                return named, None
+            except (ForecastUnreadableError, UnknownForecastError) as exc:
+                reason = getattr(
+                    exc, "reason", "its forecast file is missing or not a regular file"
+                )
+                problem = f"latest forecast {named} is unreadable ({reason})"
+        ids = self.forecast_ids()
+        if problem is None:  # no pointer at all
+            if not ids:
+                raise self._no_forecast()
+            problem = "there is no latest pointer"
+        for fid in reversed(ids):
+            if fid == named:
+                continue
+            try:
+                self._read_meta_of(fid)
+            except (ForecastUnreadableError, UnknownForecastError):
+                continue
+            return fid, problem
+        if named is not None:
+            raise ForecastUnreadableError(named, reason)
+        raise ForecastUnreadableError(None, problem)
 
     def forecast_path(self, forecast_id: str | None) -> Path:
         """The forecast file (``None``: the latest, as :meth:`meta` resolves it)."""
         return self.meta(forecast_id)[1]
 
     def health(self) -> dict:
-        """``ok`` when the latest forecast (if any) is readable; else ``degraded`` and why."""
+        """``ok`` when the latest forecast (if any) is readable; else ``degraded``, why, and the
+        forecast served instead (``serving``, None when there is none)."""
         try:
-            latest = self.latest_id()
             count = len(self.forecast_ids())
         except ForecastUnreadableError as exc:
             return {"status": "degraded", "reason": str(exc), "latest": None, "forecasts": 0}
-        out: dict[str, Any] = {"status": "ok", "latest": latest, "forecasts": count}
-        if latest is not None:
-            try:
-                served, why = self.served_latest()
-            except ForecastUnreadableError as exc:
-                return {**out, "status": "degraded", "reason": str(exc), "serving": None}
-            if why is not None:
-                out.update(status="degraded", reason=why, serving=served)
+        out: dict[str, Any] = {"status": "ok", "latest": self.latest_id(), "forecasts": count}
+        try:
+            served, why = self.served_latest()
+        except UnknownForecastError:  # nothing published yet: healthy, and empty
+            return out
+        except ForecastUnreadableError as exc:
+            return {**out, "status": "degraded", "reason": str(exc), "serving": None}
+        if why is not None:
+            out.update(status="degraded", reason=why, serving=served)
         return out
 
     def list_forecasts(self) -> list[dict]:
@@ -573,13 +597,26 @@ class Backend:
     def hardware_table(self) -> Path:
         return hardware_path(self.data_dir)
 
-    def accelerators(self) -> list[dict]:
+    def _hardware(self) -> tuple[Path, str, tuple[dict, ...]]:
+        """(hardware table, its hash, its accelerators); a missing or invalid table is the
+        server's fault (ServerDataError, 503), its path only in the log."""
         table = self.hardware_table()
-        return list(_accelerator_list(str(table), _file_hash(table)))
+        try:
+            digest = _file_hash(table)
+            return table, digest, _accelerator_list(str(table), digest)
+        except (WallcastError, OSError, ValueError) as exc:
+            log.error("hardware table %s unusable: %s", table, exc)
+            raise ServerDataError(
+                "the server's hardware table is missing or invalid; the server's log has the cause",
+                str(exc),
+            ) from None
+
+    def accelerators(self) -> list[dict]:
+        return list(self._hardware()[2])
 
     def walls_job(
         self, accelerators: list[str] | None, duration_days: float = 90.0, precision: str = "bf16"
-    ) -> tuple[list[dict] | None, Callable[[], list[dict]]]:
+    ) -> tuple[list[dict] | None, Callable[[threading.Event], list[dict]]]:
         """(the cached answer or None, the computation that answers) of :meth:`walls`: inputs
         checked and normalised (whole days) here, cheaply; the search runs where the caller puts
         it (the service's expensive-work queue)."""
@@ -587,11 +624,15 @@ class Backend:
         keys = [("walls", digest, name, days, precision) for name in names]
         cached = [_MODEL_CACHE.get(k) for k in keys]
 
-        def compute() -> list[dict]:
-            return [
-                _model_cached(k, lambda n=n: _compute_walls(table, n, days, precision))
-                for k, n in zip(keys, names, strict=True)
-            ]
+        def compute(cancelled: threading.Event) -> list[dict]:
+            out = []
+            for key, name in zip(keys, names, strict=True):
+                if cancelled.is_set():  # the client left: no further accelerator is searched
+                    raise ClientGoneError
+                out.append(
+                    _model_cached(key, lambda n=name: _compute_walls(table, n, days, precision))
+                )
+            return out
 
         return (cached if all(c is not None for c in cached) else None), compute
 
@@ -600,19 +641,21 @@ class Backend:
     ) -> list[dict]:
         """Both walls and the plan at the data-movement wall, as ``wallcast walls --json``."""
         cached, compute = self.walls_job(accelerators, duration_days, precision)
-        return cached if cached is not None else compute()
+        return cached if cached is not None else compute(threading.Event())
 
     def curve_job(
         self, accelerator: str, duration_days: float = 90.0, precision: str = "bf16"
-    ) -> tuple[dict | None, Callable[[], dict]]:
+    ) -> tuple[dict | None, Callable[[threading.Event], dict]]:
         """As :meth:`walls_job`, for :meth:`curve`."""
         table, digest, names, days = self._model_inputs([accelerator], duration_days, precision)
         name = names[0]
         walls_cached, walls_compute = self.walls_job([name], days, precision)
         key = ("curve", digest, name, days, precision)
 
-        def compute() -> dict:
-            walls = walls_compute()[0]
+        def compute(cancelled: threading.Event) -> dict:
+            walls = walls_compute(cancelled)[0]
+            if cancelled.is_set():
+                raise ClientGoneError
             curve = _model_cached(key, lambda: _compute_curve(table, name, days, precision))
             return {**walls, **curve}
 
@@ -624,7 +667,7 @@ class Backend:
     def curve(self, accelerator: str, duration_days: float = 90.0, precision: str = "bf16") -> dict:
         """Best utilization against training compute, with both walls and the plan at the wall."""
         cached, compute = self.curve_job(accelerator, duration_days, precision)
-        return cached if cached is not None else compute()
+        return cached if cached is not None else compute(threading.Event())
 
     def _model_inputs(
         self, accelerators: list[str] | None, duration_days: float, precision: str
@@ -640,9 +683,7 @@ class Backend:
                 f"days from {lo:g} to {hi:g}",
                 f"got {duration_days}",
             )
-        table = self.hardware_table()
-        digest = _file_hash(table)
-        known = _accelerator_list(str(table), digest)
+        table, digest, known = self._hardware()
         all_names = [a["name"] for a in known]
         if not accelerators:
             names = all_names
@@ -655,7 +696,8 @@ class Backend:
                 try:
                     name = get_accelerator(df, wanted).name
                 except WallcastError as exc:
-                    raise BadParameterError("accelerator", wanted, all_names, str(exc)) from None
+                    why = str(exc) if len(wanted) <= ECHO_CHARS else f"no match for {shown(wanted)}"
+                    raise BadParameterError("accelerator", wanted, all_names, why) from None
                 if name not in names:
                     names.append(name)
         if precision == "fp8":
@@ -704,9 +746,9 @@ def _number(parameter: str, raw: str) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise BadParameterError(parameter, raw, "a number", f"not a number: {raw!r}") from None
+        raise BadParameterError(parameter, raw, "a number", f"not a number: {shown(raw)}") from None
     if not math.isfinite(value):
-        raise BadParameterError(parameter, raw, "a finite number", f"not finite: {raw!r}")
+        raise BadParameterError(parameter, raw, "a finite number", f"not finite: {shown(raw)}")
     return value
 
 

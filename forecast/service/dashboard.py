@@ -54,7 +54,9 @@ def asset(name: str) -> FileResponse:
     if name not in ASSETS:
         from fastapi import HTTPException
 
-        raise HTTPException(status_code=404, detail=f"no asset {name!r}")
+        from forecast.service.guard import shown
+
+        raise HTTPException(status_code=404, detail=f"no asset {shown(name)}")
     return FileResponse(
         STATIC / name, media_type=ASSETS[name], headers={"Cache-Control": "no-cache"}
     )

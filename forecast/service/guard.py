@@ -201,17 +201,19 @@ class ExpensiveWork:
 
     async def run(
         self,
-        compute: Callable[[], Any],
+        compute: Callable[[threading.Event], Any],
         is_disconnected: Callable[[], Any] | None = None,
         poll_s: float = 0.25,
     ) -> Any:
-        """Run ``compute`` on the expensive pool; QueueFullError when the queue is full.
+        """Run ``compute(cancelled)`` on the expensive pool; QueueFullError when the queue is full.
 
         ``is_disconnected`` (an async callable, e.g. ``request.is_disconnected``) is polled while
-        the job waits: a job whose client has gone is cancelled before it starts."""
+        the job waits or runs: a job whose client has gone is cancelled before it starts, and a
+        running one finds ``cancelled`` set (a job of several searches stops between them)."""
         self._admit()
+        cancelled = threading.Event()
         try:
-            future = self._pool.submit(compute)
+            future = self._pool.submit(compute, cancelled)
         except BaseException:
             self._release()
             raise
@@ -222,9 +224,10 @@ class ExpensiveWork:
             if done:
                 return wrapped.result()
             if is_disconnected is not None and await is_disconnected():
+                cancelled.set()  # a running job stops at its next check
                 if future.cancel():  # not started yet: dropped (the callback releases its slot)
                     self.dropped += 1
-                # started: it finishes and its answer is cached; nobody waits for it here
+                # started: its current search finishes and is cached; nobody waits for it here
                 raise ClientGoneError
 
     def shutdown(self) -> None:

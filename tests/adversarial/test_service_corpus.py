@@ -200,9 +200,12 @@ def _get_with_deadline(client: TestClient, url: str, seconds: float = 10.0) -> h
     return out[0]
 
 
-@pytest.mark.parametrize("damage", ["fifo", "not-utf8", "directory", "too-large", "empty"])
-def test_a_bad_latest_pointer_is_a_json_503_and_healthz_says_degraded(own_outputs, damage):
-    pointer = own_outputs / "latest"
+POINTER_DAMAGE = ["fifo", "not-utf8", "directory", "too-large", "empty", "symlink", "dangling"]
+
+
+def _damage_pointer(outputs: Path, damage: str, outside: Path) -> None:
+    pointer = outputs / "latest"
+    fid = _fid(outputs)
     pointer.unlink()
     if damage == "fifo":
         os.mkfifo(pointer)
@@ -212,19 +215,70 @@ def test_a_bad_latest_pointer_is_a_json_503_and_healthz_says_degraded(own_output
         pointer.mkdir()
     elif damage == "too-large":
         pointer.write_text("forecasts/" + "a" * 10_000)
-    else:
+    elif damage == "empty":
         pointer.write_text("")
+    elif damage == "symlink":  # a pointer kept outside the outputs folder is not read
+        outside.write_text(f"forecasts/{fid}\n")
+        pointer.symlink_to(outside)
+    else:
+        pointer.write_text("forecasts/20261203T000000Z-deadbeef\n")  # a removed forecast
+
+
+@pytest.mark.parametrize("damage", POINTER_DAMAGE)
+def test_a_bad_latest_pointer_serves_the_last_good_forecast_and_says_so(
+    own_outputs, tmp_path, damage
+):
+    """Whatever is wrong with `latest`, default requests are answered from the newest readable
+    forecast with `fallback_from` saying why, requests by id are unaffected, and /healthz is
+    degraded; nothing hangs (a FIFO) and nothing is read from outside (a symlink)."""
+    fid = _fid(own_outputs)
+    _damage_pointer(own_outputs, damage, tmp_path / "outside-latest")
     client = TestClient(create_app(own_outputs), raise_server_exceptions=False)
-    health = _get_with_deadline(client, "/healthz")
-    assert health.status_code == 200
-    if damage == "empty":  # an empty pointer names no forecast: nothing is published
-        assert health.json()["status"] == "ok" and health.json()["latest"] is None
-        check_clean(_get_with_deadline(client, "/v1/query?wall=latency"), 404)
-        return
-    assert health.json()["status"] == "degraded", health.json()
-    assert "latest pointer" in health.json()["reason"]
-    for url in ("/v1/query?wall=latency", "/v1/forecasts", "/v1/forecasts/latest"):
-        check_clean(_get_with_deadline(client, url), 503, outputs=own_outputs)
+    health = _get_with_deadline(client, "/healthz").json()
+    assert health["status"] == "degraded" and health["serving"] == fid, health
+    assert health["forecasts"] == 1
+    answer = _get_with_deadline(client, "/v1/query?wall=latency")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["forecast_id"] == fid and answer.json()["fallback_from"]
+    assert str(tmp_path) not in answer.text
+    described = _get_with_deadline(client, "/v1/forecasts/latest").json()
+    assert described["id"] == fid and described["fallback_from"] == health["reason"]
+    assert _get_with_deadline(client, f"/v1/forecasts/{fid}").status_code == 200
+    assert _get_with_deadline(client, "/v1/forecasts").status_code == 200
+
+
+@pytest.mark.parametrize("damage", ["fifo", "not-utf8", "dangling"])
+def test_a_bad_pointer_with_nothing_readable_is_a_json_503(own_outputs, tmp_path, damage):
+    _damage_pointer(own_outputs, damage, tmp_path / "outside-latest")
+    shutil.rmtree(own_outputs / "forecasts")
+    (own_outputs / "forecasts").mkdir()
+    client = TestClient(create_app(own_outputs), raise_server_exceptions=False)
+    assert _get_with_deadline(client, "/healthz").json()["status"] == "degraded"
+    check_clean(_get_with_deadline(client, "/v1/query?wall=latency"), 503, outputs=own_outputs)
+
+
+def test_a_bad_hardware_table_is_the_servers_fault_without_its_path(published_outputs, tmp_path):
+    client = TestClient(
+        create_app(published_outputs, tmp_path / "no-data"), raise_server_exceptions=False
+    )
+    for url in ("/v1/accelerators", "/v1/walls?accelerator=H100", "/v1/curve?accelerator=H100"):
+        body = check_clean(client.get(url), 503, outputs=published_outputs)
+        assert "hardware table" in body["detail"] and "no-data" not in body["detail"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/static/" + "a" * 15_000,
+        "/v1/forecasts/latest/intervals?var=hit_year&year=" + "z" * 199,
+        "/v1/walls?accelerator=" + "Q" * 199,
+    ],
+)
+def test_errors_echo_at_most_a_short_prefix_of_the_input(client, url):
+    response = client.get(url)
+    assert response.status_code in (404, 422)
+    assert len(response.text) < 2000 and "a" * 60 not in response.text
+    assert "z" * 60 not in response.text and "Q" * 60 not in response.text
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "directory", "fifo"])
