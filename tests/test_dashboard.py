@@ -8,10 +8,12 @@ set (look at them), else to the test's temporary folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -33,9 +35,9 @@ def chromium() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def server(published_forecast: Path):
-    """The app served by uvicorn in a thread on a free loopback port."""
+@contextlib.contextmanager
+def serving(outputs: Path) -> Iterator[str]:
+    """The app over ``outputs`` served by uvicorn in a thread on a free loopback port."""
     import uvicorn
 
     from forecast.service import create_app
@@ -43,7 +45,6 @@ def server(published_forecast: Path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    outputs = published_forecast.parents[2]
     config = uvicorn.Config(create_app(outputs), host="127.0.0.1", port=port, log_level="warning")
     uv = uvicorn.Server(config)
     thread = threading.Thread(target=uv.run, daemon=True)
@@ -52,9 +53,18 @@ def server(published_forecast: Path):
     while not uv.started:
         assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    uv.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(published_forecast: Path):
+    """The app over the session's published forecast."""
+    with serving(published_forecast.parents[2]) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -192,35 +202,15 @@ def test_an_unreadable_forecast_is_reported_as_unreadable_not_missing(
     forecast cannot be read, never that none has been published."""
     import shutil
 
-    import uvicorn
-
-    from forecast.service import create_app
-
     outputs = tmp_path / "outputs"
     shutil.copytree(published_forecast.parents[2], outputs, symlinks=True)
     nc = outputs / "forecasts" / published_forecast.parent.name / "forecast.nc"
     data = nc.read_bytes()
     nc.write_bytes(data[: len(data) // 4])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    uv = uvicorn.Server(
-        uvicorn.Config(create_app(outputs), host="127.0.0.1", port=port, log_level="error")
-    )
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not uv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        with Browser(chromium, timeout=120) as browser:
-            browser.goto(f"http://127.0.0.1:{port}/")
-            browser.wait_for("document.body.dataset.state === 'unreadable'")
-            meta = browser.evaluate("document.getElementById('forecast-meta').textContent")
-            assert "cannot be read" in meta and published_forecast.parent.name in meta
-            assert "No published forecast" not in meta
-            browser.screenshot(screenshot_dir(tmp_path) / "dashboard-unreadable.png")
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=10)
+    with serving(outputs) as url, Browser(chromium, timeout=120) as browser:
+        browser.goto(f"{url}/")
+        browser.wait_for("document.body.dataset.state === 'unreadable'")
+        meta = browser.evaluate("document.getElementById('forecast-meta').textContent")
+        assert "cannot be read" in meta and published_forecast.parent.name in meta
+        assert "No published forecast" not in meta
+        browser.screenshot(screenshot_dir(tmp_path) / "dashboard-unreadable.png")

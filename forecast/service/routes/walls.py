@@ -10,7 +10,8 @@ never wait for it.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
@@ -22,6 +23,15 @@ DurationQuery = Annotated[
     Query(description="Wall-clock length of the training run, days (1 to 3650; whole days)."),
 ]
 PrecisionQuery = Annotated[str, Query(description="bf16 or fp8 (dense FLOP/s, bytes per number).")]
+
+
+async def _answer(request: Request, job: Callable[..., tuple[Any, Any]], *args: Any) -> Any:
+    """The cached answer of ``job(*args)`` (inputs checked on the thread pool: they read the
+    hardware table), or its computation's, run on the expensive-work queue."""
+    cached, compute = await run_in_threadpool(job, *args)
+    if cached is not None:
+        return cached
+    return await request.app.state.expensive.run(compute, request.is_disconnected)
 
 
 @router.get("/accelerators", summary="Accelerators of the hardware table")
@@ -41,13 +51,9 @@ async def walls(
 ) -> list[dict]:
     """The objects of ``wallcast walls --json``: ``max_utilization``, ``data_movement_wall_flop``,
     ``latency_wall_flop`` (null beyond the 1e20-1e40 search grid), ``plan_at_wall``, ..."""
-    backend = request.app.state.backend
-    cached, compute = await run_in_threadpool(
-        backend.walls_job, accelerator, duration_days, precision
+    return await _answer(
+        request, request.app.state.backend.walls_job, accelerator, duration_days, precision
     )
-    if cached is not None:
-        return cached
-    return await request.app.state.expensive.run(compute, request.is_disconnected)
 
 
 @router.get("/curve", summary="Best utilization against training compute, with both walls")
@@ -59,10 +65,6 @@ async def curve(
 ) -> dict:
     """The walls object of ``/v1/walls`` plus ``curve``: ``log10_flop`` (1e22 to 1e33 FLOP),
     and ``utilization`` (fraction of peak; null where no plan finishes in time)."""
-    backend = request.app.state.backend
-    cached, compute = await run_in_threadpool(
-        backend.curve_job, accelerator, duration_days, precision
+    return await _answer(
+        request, request.app.state.backend.curve_job, accelerator, duration_days, precision
     )
-    if cached is not None:
-        return cached
-    return await request.app.state.expensive.run(compute, request.is_disconnected)
