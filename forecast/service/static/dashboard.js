@@ -357,8 +357,8 @@ async function init() {
     } else if (err.status === 503) {
       // the server's data, not the reader's request: say so, never "no forecast"
       document.getElementById("forecast-meta").textContent =
-        `The published forecast cannot be read: ${err.detail} ` +
-        "Nothing readable to fall back to; the server's log has the cause.";
+        `The published forecast cannot be read: ${err.detail.replace(/\.?$/, ".")} ` +
+        "No other forecast is readable to show instead; the server's log has the cause.";
       document.body.dataset.state = "unreadable";
     } else {
       fail(err);
