@@ -373,6 +373,7 @@ async function init() {
     `Forecast ${forecast.id}, created ${forecast.created}; ${forecast.chains} chains × ` +
     `${forecast.draws} draws; data ${String(forecast.data_hash).slice(0, 12)}; code ${forecast.code_version}.` +
     (forecast.fallback_from ? ` Shown instead of the latest: ${forecast.fallback_from}.` : "");
+  if (forecast.fallback_from) document.body.dataset.fallback = "true";
   const links = document.getElementById("links");
   for (const name of ["forecast.nc", ...forecast.files.filter((f) => f !== "forecast.nc")]) {
     links.append(el("a", { href: `/v1/forecasts/${forecast.id}/${name}` }, name), " ");
