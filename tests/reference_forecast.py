@@ -50,11 +50,13 @@ FORECAST_VARIABLES = (
 
 QUANTILE_PROBS = (0.05, 0.5, 0.95)
 QUANTILE_RUN = {"chains": 4, "draws": 2500, "seed": 0}
-MCSE_TOLERANCE = 4.5
+MCSE_TOLERANCE = 5.0
 """Combined Monte Carlo standard errors allowed between a fit's quantile and the reference's.
-About 40 parameters x 3 quantiles are compared: at 4.5 standard errors a correct sampler fails
-one of them with probability ~1e-3 in all (normal tails), while a posterior shifted by a fifth of
-its standard deviation fails (tested)."""
+About 40 parameters x 3 quantiles are compared; with normal errors the largest |z| of a correct
+sampler would rarely pass 4 (P ~ 1e-3 at 4.5). Measured over 20 default fits (10 seeds x 2
+instruction sets, BENCHMARKS.md section 5) it reached 4.34: the ESS-based standard error of a tail
+quantile is optimistic when a chain visits a tail (here the batch law's) only a few times, so
+5 leaves margin. A posterior shifted by a fifth of its standard deviation still fails (tested)."""
 
 
 def small_fit() -> xr.DataTree:
