@@ -282,11 +282,7 @@ class Backend:
             entries = self._listing()
         if forecast_id not in entries:
             return False
-        path = self.forecasts_dir / forecast_id / FORECAST_FILE
-        try:
-            return _is_regular(path.stat()) and self._inside(path)
-        except OSError:
-            return False
+        return self._readable_file(self.forecasts_dir / forecast_id / FORECAST_FILE)
 
     def _pointer(self) -> tuple[str | None, str | None]:
         """(the forecast id ``outputs/latest`` names, what is wrong with the pointer): (None,
@@ -341,16 +337,24 @@ class Backend:
 
     def meta(self, forecast_id: str | None) -> tuple[str, Path, ForecastMeta]:
         """(id, file, metadata) of a forecast; ``None`` and ``latest`` mean the latest one, or,
-        when that is unreadable, the newest readable one (:meth:`served_latest`)."""
+        when that is unreadable, the newest readable one (:meth:`resolve`)."""
+        return self.resolve(forecast_id)[:3]
+
+    def resolve(self, forecast_id: str | None) -> tuple[str, Path, ForecastMeta, str | None]:
+        """(id, file, metadata, why the latest was not served: None when it was or when an id was
+        named), resolving ``latest`` once per request."""
         if forecast_id is None or forecast_id == LATEST_POINTER:
-            fid, _ = self.served_latest()
-            path, meta = self._read_meta_of(fid)
-            return fid, path, meta
+            return self._resolve_latest()
         path, meta = self._read_meta_of(forecast_id)
-        return forecast_id, path, meta
+        return forecast_id, path, meta, None
 
     def served_latest(self) -> tuple[str, str | None]:
-        """(the forecast served as latest, why it is not the pointer's: None when it is).
+        """(the forecast served as latest, why it is not the pointer's: None when it is)."""
+        fid, _, _, why = self._resolve_latest()
+        return fid, why
+
+    def _resolve_latest(self) -> tuple[str, Path, ForecastMeta, str | None]:
+        """The forecast served as latest: (id, file, metadata, why it is not the pointer's).
 
         When ``latest`` cannot be read, names no forecast, or names one that cannot be read,
         the newest readable published forecast is served instead, and the reason says why: the
@@ -360,8 +364,7 @@ class Backend:
         reason = ""
         if named is not None:
             try:
-                self._read_meta_of(named)
-                return named, None
+                return named, *self._read_meta_of(named), None
             except (ForecastUnreadableError, UnknownForecastError) as exc:
                 reason = getattr(
                     exc, "reason", "its forecast file is missing or not a regular file"
@@ -376,17 +379,12 @@ class Backend:
             if fid == named:
                 continue
             try:
-                self._read_meta_of(fid)
+                return fid, *self._read_meta_of(fid), problem
             except (ForecastUnreadableError, UnknownForecastError):
                 continue
-            return fid, problem
         if named is not None:
             raise ForecastUnreadableError(named, reason)
         raise ForecastUnreadableError(None, problem)
-
-    def forecast_path(self, forecast_id: str | None) -> Path:
-        """The forecast file (``None``: the latest, as :meth:`meta` resolves it)."""
-        return self.meta(forecast_id)[1]
 
     def health(self) -> dict:
         """``ok`` when the latest forecast (if any) is readable; else ``degraded``, why, and the
@@ -421,17 +419,15 @@ class Backend:
         return out
 
     def describe(self, forecast_id: str | None) -> dict:
-        fid, _, meta = self.meta(forecast_id)
+        fid, _, meta, why = self.resolve(forecast_id)
         out = forecast_summary(fid, meta, self.latest_id())
         out["variables"] = meta.variables
         out["years"] = meta.coords.get("year", [])
         out["groups"] = meta.groups
         folder = self.forecasts_dir / fid
         out["files"] = [n for n in DOWNLOADS if self._readable_file(folder / n)]
-        if forecast_id in (None, LATEST_POINTER):
-            _, why = self.served_latest()
-            if why:
-                out["fallback_from"] = why
+        if why:
+            out["fallback_from"] = why
         return out
 
     def _readable_file(self, path: Path) -> bool:
@@ -479,7 +475,7 @@ class Backend:
         ``what=cost`` needs ``year`` (a year of the forecast) and ignores ``wall``. The answer's
         ``forecast`` is the file's path relative to the outputs folder (no server path leaves);
         ``fallback_from`` says why the latest forecast was not the one answered, if it was not."""
-        fid, path, meta = self.meta(forecast)
+        fid, path, meta, why = self.resolve(forecast)
         if what not in WHATS:
             raise BadParameterError("what", what, sorted(WHATS))
         if what == "cost":
@@ -505,10 +501,8 @@ class Backend:
         with _reading(fid, path):
             out = dict(_cached_query(FileKey.of(path), wall, what, scenario, prob, year))
         out["forecast"] = f"{FORECASTS_DIR}/{fid}/{FORECAST_FILE}"
-        if forecast in (None, LATEST_POINTER):
-            _, why = self.served_latest()
-            if why:
-                out["fallback_from"] = why
+        if why:
+            out["fallback_from"] = why
         return out
 
     def intervals(
