@@ -323,17 +323,10 @@ class Backend:
 
     def _read_meta_of(self, forecast_id: str) -> tuple[Path, ForecastMeta]:
         path = self.forecast_dir(forecast_id) / FORECAST_FILE
-        try:
+        with _reading(
+            forecast_id, path, "the file is not a readable forecast (corrupt or truncated)"
+        ):
             return path, _read_meta(FileKey.of(path))
-        except FileNotFoundError:  # removed by retention meanwhile
-            raise UnknownForecastError(
-                f"no published forecast with id {shown(forecast_id)}"
-            ) from None
-        except Exception as exc:  # noqa: BLE001 - h5py raises OSError, KeyError, ValueError, ...
-            log.warning("forecast %s unreadable: %s: %r", forecast_id, path, exc)
-            raise ForecastUnreadableError(
-                forecast_id, "the file is not a readable forecast (corrupt or truncated)", repr(exc)
-            ) from None
 
     def meta(self, forecast_id: str | None) -> tuple[str, Path, ForecastMeta]:
         """(id, file, metadata) of a forecast; ``None`` and ``latest`` mean the latest one, or,
@@ -705,9 +698,12 @@ class Backend:
 
 
 @contextlib.contextmanager
-def _reading(forecast_id: str, path: Path) -> Iterator[None]:
-    """Reading a forecast's data: a failure is a ForecastUnreadableError (503) without the path;
-    a file removed meanwhile is unknown (404); a bad question stays a 422."""
+def _reading(
+    forecast_id: str, path: Path, reason: str = "its data cannot be read"
+) -> Iterator[None]:
+    """Reading a forecast: a failure (``storage.reading_forecast``'s ForecastReadError, or what
+    h5py raises outside it) is a ForecastUnreadableError (503) with ``reason`` and without the
+    path; a file removed meanwhile is unknown (404); a bad question stays a 422."""
     try:
         yield
     except (BadParameterError, ForecastUnreadableError, UnknownForecastError):
@@ -716,12 +712,12 @@ def _reading(forecast_id: str, path: Path) -> Iterator[None]:
         raise UnknownForecastError(f"no published forecast with id {shown(forecast_id)}") from None
     except ForecastReadError as exc:
         log.warning("forecast %s unreadable: %s", forecast_id, exc)
-        raise ForecastUnreadableError(forecast_id, "its data cannot be read", str(exc)) from None
+        raise ForecastUnreadableError(forecast_id, reason, str(exc)) from None
     except WallcastError:
         raise
     except (OSError, KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
         log.warning("forecast %s unreadable: %s: %r", forecast_id, path, exc)
-        raise ForecastUnreadableError(forecast_id, "its data cannot be read", repr(exc)) from None
+        raise ForecastUnreadableError(forecast_id, reason, repr(exc)) from None
 
 
 def _coord_index(values: list, dim: str, wanted: str) -> int:
