@@ -115,20 +115,29 @@ def posterior_quantiles(posterior: xr.Dataset) -> xr.Dataset:
     return out
 
 
+def quantile_z(fit: xr.Dataset, reference: xr.Dataset) -> dict[str, xr.DataArray]:
+    """|fit - reference| / combined standard error of every quantile (0 where both are exact: a
+    parameter fixed by its prior), per variable."""
+    out = {}
+    for name in reference.data_vars:
+        if str(name).endswith("__mcse"):
+            continue
+        se = np.sqrt(fit[f"{name}__mcse"] ** 2 + reference[f"{name}__mcse"] ** 2)
+        diff = np.abs(fit[name] - reference[name])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[str(name)] = xr.where((diff == 0) & (se == 0), 0.0, diff / se)
+    return out
+
+
 def quantile_mismatches(
     fit: xr.Dataset, reference: xr.Dataset, tolerance: float = MCSE_TOLERANCE
 ) -> list[str]:
     """Quantiles of ``fit`` (from :func:`posterior_quantiles`) farther than ``tolerance`` combined
     standard errors from ``reference``'s: one line per mismatch (empty: the posteriors agree)."""
     out = []
-    for name in reference.data_vars:
-        if str(name).endswith("__mcse"):
-            continue
+    for name, z in quantile_z(fit, reference).items():
         got, want = fit[name], reference[name]
-        se = np.sqrt(fit[f"{name}__mcse"] ** 2 + reference[f"{name}__mcse"] ** 2)
-        z = np.abs(got - want) / se
-        exact = (got == want) & (se == 0)  # a parameter fixed by its prior
-        bad = ~((z <= tolerance) | exact)
+        bad = ~(z <= tolerance)  # NaN (an error of 0 with a difference) fails
         for idx in zip(*np.nonzero(np.atleast_1d(bad.values)), strict=False):
             where = {d: got[d].values[i] for d, i in zip(got.dims, idx, strict=False)}
             flat = tuple(idx) if got.ndim else ()
