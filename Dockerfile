@@ -26,7 +26,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     WALLCAST_OUTPUTS_DIR=/app/outputs \
     WALLCAST_API_HOST=0.0.0.0 \
     MPLCONFIGDIR=/tmp/matplotlib \
-    # forecast.paths finds priors/ (and, without WALLCAST_DATA_DIR, data/) next to the package,
+    # forecast.config.paths finds priors/ (and, without WALLCAST_DATA_DIR, data/) next to the package,
     # so the package is imported from /app (the installed copy supplies the dependencies and
     # the `wallcast` script).
     PYTHONPATH=/app

@@ -83,7 +83,7 @@ test: $(STAMP)
 # shipped priors file) again with XLA compiling for the instruction set below this CPU's: the
 # code another, older CPU runs, so NUTS takes other trajectories (README, "Reproducibility").
 test-other-isa: $(STAMP)
-	@isa="$$($(PY) -c 'from forecast.platform import other_isa; print(other_isa())')"; \
+	@isa="$$($(PY) -c 'from forecast.config.platform import other_isa; print(other_isa())')"; \
 	  if [ -z "$$isa" ]; then \
 	    echo "test-other-isa: not an x86 CPU, no older instruction set to emulate; skipped"; exit 0; \
 	  fi; \

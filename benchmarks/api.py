@@ -204,7 +204,7 @@ def main() -> None:
     parser.add_argument("--attack", type=float, default=0.0, help="seconds of attack (0: none)")
     args = parser.parse_args()
 
-    from forecast.paths import outputs_dir
+    from forecast.config.paths import outputs_dir
 
     outputs = outputs_dir(args.outputs_dir)
     port = free_port()

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/joint_fit.py [--chains 4] [--draws 1000] [--propagate 1000]
 
-1. ``pipeline.fit`` on the shipped data and priors (joint model, convergence gate): NUTS seconds
+1. ``forecast_job.fit`` on the shipped data and priors (joint model, convergence gate): NUTS seconds
    (compilation included) and the whole fit (predictive draws, prior draws, conversion).
 2. The baseline scenario propagated with every posterior draw, then the hit-year 10/50/90 %
    quantiles of each wall from (a) all draws, (b) each of the ``k`` disjoint evenly thinned
@@ -28,17 +28,20 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from forecast import pipeline
+    from forecast.inference.propagate import thinning_step
+    from forecast.jobs import forecast_job
 
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
-    inputs = pipeline.load_inputs(scenarios=[])
+    inputs = forecast_job.load_inputs(scenarios=[])
     start = time.perf_counter()
-    fit = pipeline.fit(inputs, inputs.priors, chains=args.chains, draws=args.draws, seed=args.seed)
+    fit = forecast_job.fit(
+        inputs, inputs.priors, chains=args.chains, draws=args.draws, seed=args.seed
+    )
     total = time.perf_counter() - start
     print(
         f"joint fit {args.chains} x {args.draws} (+{args.draws} warm-up): NUTS incl. compilation "
         f"{fit.attrs['nuts_seconds']:.1f} s, whole fit {fit.attrs['fit_seconds']:.1f} s, "
-        f"pipeline.fit with the gate {total:.1f} s"
+        f"forecast_job.fit with the gate {total:.1f} s"
     )
 
     from forecast.priors.registry import FITTED_INPUTS
@@ -49,11 +52,11 @@ def main() -> None:
         print(f"{key}: posterior {_fmt(post)}, prior {_fmt(prior)}")
 
     start = time.perf_counter()
-    forecast, _ = pipeline.propagate_scenario(fit, inputs.priors, seed=args.seed)
+    forecast, _ = forecast_job.propagate_scenario(fit, inputs.priors, seed=args.seed)
     seconds = time.perf_counter() - start
     n_all = forecast.sizes["chain"] * forecast.sizes["draw"]
     print(f"propagated all {n_all} draws in {seconds:.1f} s ({n_all / seconds:.0f} draws/s)")
-    step = pipeline.thinning_step(args.chains, args.draws, args.propagate)
+    step = thinning_step(args.chains, args.draws, args.propagate)
     hit = forecast["hit_year"]
     qs = [0.1, 0.5, 0.9]
     rng = np.random.default_rng(0)

@@ -2,7 +2,7 @@
 
 Times, side by side in one run:
 * ``wallcast query`` as a fresh process (interpreter start, imports, opening the NetCDF group);
-* ``forecast.query.query`` in process (open + interval), and ``wall_interval`` on a loaded group;
+* ``forecast.queries.answers.query`` in process (open + interval), and ``wall_interval`` on a loaded group;
 and checks that JAX was never imported.  Targets (issue 3): <= 1.5 s for the CLI, <= 50 ms in
 process.  Last line: ``cli_s=<x> in_process_ms=<y>``.
 
@@ -27,8 +27,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    from forecast.query import query, wall_interval
-    from forecast.storage import load_forecast_group, resolve_forecast_path
+    from forecast.queries.answers import query, wall_interval
+    from forecast.store.reader import load_forecast_group, resolve_forecast_path
 
     path = resolve_forecast_path(args.forecast)
     exe = shutil.which("wallcast") or str(Path(sys.executable).parent / "wallcast")

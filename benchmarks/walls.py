@@ -28,12 +28,14 @@ from __future__ import annotations
 import argparse
 import platform
 import resource
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from fast_baseline import baseline_fast_walls  # benchmarks/ is on sys.path for this script
 
-import forecast.model  # noqa: F401  (enables float64 in JAX)
+from forecast.config.runtime import init_jax  # isort: skip
 
 import jax  # isort: skip
 import jax.numpy as jnp  # isort: skip
@@ -51,7 +53,11 @@ from forecast.model.params import Assumptions, Hardware  # isort: skip
 from forecast.model.plan import best_plan_over_m, plan_constants  # isort: skip
 from forecast.model.scaling import model_shape  # isort: skip
 from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid  # isort: skip
-from forecast.validation import comparison_draws  # isort: skip
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/support
+from support.validation import comparison_draws  # isort: skip  # noqa: E402
+
+init_jax()  # float64 before any JAX array is made
 
 # flops, hbm_bandwidth, hbm_capacity, scaleup_bandwidth, scaleup_domain_size, scaleout_bandwidth
 LO, HI = 20.0, 40.0

@@ -10,21 +10,21 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
   what-if, share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
   hardware.csv, frontier_runs.csv, model_shapes.csv and scaleup_domains.csv), ``trend_priors``
   (canonical JSON of the trend priors and the base file's priors of the fitted law parameters,
-  :func:`forecast.pipeline.fit_key`),
+  :func:`forecast.inference.fit.fit_key`),
   ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256 of the forecast package's model code, see
-  :func:`forecast.storage.code_hash`).  The DataFrames and PriorSet are passed too but excluded from the key;
+  :func:`forecast.store.identity.code_hash`).  The DataFrames and PriorSet are passed too but excluded from the key;
 * ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
   ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
   scenario's full prior text), ``seed``, ``years``, ``propagate_draws`` and ``code``;
 * ``publish`` - never cached, retried.  Assembles the DataTree and publishes it atomically unless
   the forecast ``latest`` points to was made from the same inputs (same
-  :func:`forecast.storage.fingerprint`): then it
+  :func:`forecast.store.identity.fingerprint`): then it
   publishes nothing and reports "unchanged, latest kept" (``republish=True`` forces a new one).
   Applies retention (keep the newest ``keep``, never the one ``latest`` names);
 * ``artifacts`` - markdown summary (key ``wallcast-summary``), table of credible intervals
   (``wallcast-intervals``), link to the report (``wallcast-report``).
 
-Storage (publishing, the lock, retention, reading) is :mod:`forecast.storage`; this module only
+Storage (publishing, the lock, retention, reading) is :mod:`forecast.store.reader`; this module only
 orchestrates.  The flow holds ``<outputs>/.lock`` (``fcntl.flock``) from start to end: a second refresh on the same
 outputs folder fails at once with "another refresh is running (pid N)" (or waits ``lock_wait``
 seconds first).
@@ -41,15 +41,18 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
 from prefect.futures import as_completed, wait
 
-from forecast import paths, pipeline, storage
-from forecast.formatting import fmt_flop, fmt_pct, fmt_year
+from forecast import store
+from forecast.config import paths
+from forecast.config.settings import DEFAULT_PROPAGATE_DRAWS
+from forecast.jobs import forecast_job
+from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
 
 __all__ = ["flow_with_task_runner", "refresh_forecast"]
 
 
 def _fit_priors_key(prior_set: Any) -> str:
-    """The priors the joint fit of ``prior_set`` depends on (:func:`forecast.pipeline.fit_key`)."""
-    return pipeline.fit_key(prior_set)
+    """The priors the joint fit of ``prior_set`` depends on (:func:`forecast.inference.fit.fit_key`)."""
+    return forecast_job.fit_key(prior_set)
 
 
 # ----------------------------------------------------------------------------- tasks
@@ -58,7 +61,7 @@ def _fit_priors_key(prior_set: Any) -> str:
 def retry_unless_user_error(task: Any, task_run: Any, state: Any) -> bool:
     """Prefect ``retry_condition_fn``: retry I/O hiccups, never a WallcastError (bad data or
     priors, a full disk, the convergence gate), which fails the same way on every try."""
-    from forecast.errors import WallcastError
+    from forecast.config.errors import WallcastError
 
     return not isinstance(getattr(state, "data", None), WallcastError)
 
@@ -75,9 +78,9 @@ def load_inputs_task(
     data_dir: str | None,
     scenarios: list[str] | None,
     scenario_dir: str | None,
-) -> pipeline.Inputs:
+) -> forecast_job.Inputs:
     """Read and validate the data tables and priors (cheap; decides what is stale)."""
-    inputs = pipeline.load_inputs(priors, data_dir, scenarios, scenario_dir)
+    inputs = forecast_job.load_inputs(priors, data_dir, scenarios, scenario_dir)
     get_run_logger().info(
         f"loaded {len(inputs.hardware)} accelerators and {len(inputs.frontier_runs)} frontier "
         f"runs from {inputs.data_dir}; priors {inputs.priors.name}; "
@@ -92,7 +95,7 @@ def load_inputs_task(
     persist_result=True,
 )
 def fit_task(
-    inputs: pipeline.Inputs,
+    inputs: forecast_job.Inputs,
     prior_set: Any,
     *,
     data_hash: str,
@@ -108,7 +111,7 @@ def fit_task(
         f"fitting the joint model (trends and scaling laws): {chains} chains x {draws} draws"
     )
     start = time.perf_counter()
-    fit_tree = pipeline.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
+    fit_tree = forecast_job.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
     logger.info(f"fit passed the convergence gate in {time.perf_counter() - start:.0f} s")
     return fit_tree
 
@@ -134,7 +137,7 @@ def propagate_task(
     logger = get_run_logger()
     logger.info(f"propagating scenario {scenario}: walls per draw and year")
     start = time.perf_counter()
-    result = pipeline.propagate_scenario(
+    result = forecast_job.propagate_scenario(
         fit_tree, prior_set, seed=seed, years=years, propagate_draws=propagate_draws
     )
     logger.info(f"scenario {scenario} propagated in {time.perf_counter() - start:.0f} s")
@@ -144,8 +147,8 @@ def propagate_task(
 def _latest_fingerprint(outputs_dir: Path) -> tuple[str | None, Path | None]:
     """Run fingerprint and file of the forecast ``latest`` points to (None when unreadable)."""
     try:
-        path = storage.latest_forecast_path(outputs_dir)
-        return storage.read_attrs(path).get("run_fingerprint"), path
+        path = store.latest_forecast_path(outputs_dir)
+        return store.read_attrs(path).get("run_fingerprint"), path
     except Exception:  # no latest yet, or unreadable: publish a fresh one
         return None, None
 
@@ -158,7 +161,7 @@ def _latest_fingerprint(outputs_dir: Path) -> tuple[str | None, Path | None]:
     retry_condition_fn=retry_unless_user_error,
 )
 def publish_task(
-    inputs: pipeline.Inputs,
+    inputs: forecast_job.Inputs,
     fit_tree: Any,
     results: dict[str, tuple[Any, Any]],
     *,
@@ -169,7 +172,7 @@ def publish_task(
     years: list[float] | None,
     fingerprint: str,
     code: str,
-    keep: int = storage.DEFAULT_KEEP,
+    keep: int = store.DEFAULT_KEEP,
     republish: bool = False,
     propagate_draws: int | None = None,
 ) -> dict[str, Any]:
@@ -181,9 +184,9 @@ def publish_task(
             "status": "unchanged",
             "path": str(latest_path),
             "forecast_id": latest_path.parent.name,
-            "removed": storage.apply_retention(out, keep),
+            "removed": store.apply_retention(out, keep),
         }
-    tree, fid = pipeline.assemble(
+    tree, fid = forecast_job.assemble(
         inputs,
         fit_tree,
         results,
@@ -194,13 +197,13 @@ def publish_task(
         code=code,
         propagate_draws=propagate_draws,
     )
-    if tree.attrs["run_fingerprint"] != fingerprint:  # one recipe: storage.fingerprint
+    if tree.attrs["run_fingerprint"] != fingerprint:  # one recipe: store.fingerprint
         raise RuntimeError("the assembled forecast's fingerprint differs from the flow's")
     get_run_logger().info(f"publishing forecast {fid} to {out}")
-    published, removed = storage.publish_forecast(tree, out, fid, keep=keep)
+    published, removed = store.publish_forecast(tree, out, fid, keep=keep)
     return {
         "status": "published",
-        "path": str(published / storage.FORECAST_FILE),
+        "path": str(published / store.FORECAST_FILE),
         "forecast_id": fid,
         "removed": removed,
     }
@@ -210,7 +213,7 @@ def publish_task(
 
 
 def intervals_table(rows: list[dict]) -> list[dict[str, Any]]:
-    """Rows of :func:`forecast.query.summary_table` as a flat table (strings and floats)."""
+    """Rows of :func:`forecast.queries.answers.summary_table` as a flat table (strings and floats)."""
     out = []
     for r in rows:
         y, f = r["year"], r["flop"]
@@ -317,11 +320,11 @@ def artifacts_task(
         create_table_artifact,
     )
 
-    from forecast.query import summary_table
+    from forecast.queries.answers import summary_table
 
     logger = get_run_logger()
     path = Path(publish_info["path"])
-    ds, attrs = storage.load_forecast_group(path, ["hit_year", "hit_flop"])
+    ds, attrs = store.load_forecast_group(path, ["hit_year", "hit_flop"])
     rows = summary_table(ds)
     create_markdown_artifact(
         summary_markdown(rows, attrs, publish_info, task_states),
@@ -363,11 +366,11 @@ def refresh_forecast(
     draws: int = 1000,
     seed: int = 0,
     years: list[float] | None = None,
-    keep: int = storage.DEFAULT_KEEP,
+    keep: int = store.DEFAULT_KEEP,
     republish: bool = False,
     lock_wait: float = 0.0,
     reports: bool = True,
-    propagate_draws: int | None = pipeline.DEFAULT_PROPAGATE_DRAWS,
+    propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS,
 ) -> dict[str, Any]:
     """Refit what changed, propagate every scenario, publish atomically, create artifacts.
 
@@ -380,12 +383,12 @@ def refresh_forecast(
     logger = get_run_logger()
     start = time.perf_counter()
     outputs = paths.outputs_dir(outputs_dir)
-    with storage.exclusive_lock(outputs / storage.LOCK_FILE, "refresh", wait=lock_wait):
+    with store.exclusive_lock(outputs / store.LOCK_FILE, "refresh", wait=lock_wait):
         states: dict[str, str] = {}
-        code = storage.code_hash()
+        code = store.code_hash()
         load_state = load_inputs_task(priors, data_dir, scenarios, scenario_dir, return_state=True)
         states["load-inputs"] = load_state.name
-        inputs: pipeline.Inputs = load_state.result()
+        inputs: forecast_job.Inputs = load_state.result()
         yrs = None if years is None else [float(y) for y in years]
         warm = warm_report_task.submit() if reports and _runs_in_this_process() else None
 
@@ -397,7 +400,7 @@ def refresh_forecast(
             tk = _fit_priors_key(prior_set)
             if tk not in fits:
                 fit_names[tk] = f"fit-trends-{name}"
-                fit_keys[tk] = storage.digest([inputs.data_hash, tk, chains, draws, seed, code])
+                fit_keys[tk] = store.digest([inputs.data_hash, tk, chains, draws, seed, code])
                 fits[tk] = fit_task.with_options(task_run_name=fit_names[tk]).submit(
                     inputs,
                     prior_set,
@@ -441,7 +444,7 @@ def refresh_forecast(
         base_fit = next(iter(fitted.values()))
         logger.info("tasks: " + ", ".join(f"{k}={v}" for k, v in states.items()))
 
-        fingerprint = storage.fingerprint(
+        fingerprint = store.fingerprint(
             data_hash=inputs.data_hash,
             priors_text=inputs.priors.text,
             scenario_texts={n: ps.text for n, ps in inputs.scenarios.items()},

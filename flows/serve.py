@@ -29,9 +29,10 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.refresh import refresh_forecast
-from forecast import paths
-from forecast.ingest import INCOMING_DIR, ingest_file, pending_files
-from forecast.storage import DEFAULT_KEEP, LockBusyError, exclusive_lock
+from forecast.config import paths
+from forecast.config.filelock import LockBusyError, exclusive_lock
+from forecast.data.ingest import INCOMING_DIR, ingest_file, pending_files
+from forecast.store.publisher import DEFAULT_KEEP
 
 __all__ = ["LandingPoller", "ingest_task", "serve_forecast", "watch_landing"]
 
@@ -46,7 +47,7 @@ ingest_task = task(
     retry_delay_seconds=2,
     task_run_name="ingest-{path}",
 )(ingest_file)
-"""Prefect task around :func:`forecast.ingest.ingest_file` (I/O: retried twice)."""
+"""Prefect task around :func:`forecast.data.ingest.ingest_file` (I/O: retried twice)."""
 
 
 @flow(name="watch-landing", validate_parameters=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from forecast.hardware import get_accelerator, load_hardware
+from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.priors import load_priors
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The numbers of docs/evidence.md: each law of forecast.scaling_fits fitted alone on the evidence
+"""The numbers of docs/evidence.md: each law of forecast.stats.scaling_laws fitted alone on the evidence
 tables, then checked on held-out sources.
 
 For every law it prints the fit at the forecast's settings (4 chains x 1000 draws, convergence
@@ -16,16 +16,15 @@ import argparse
 import jax
 import numpy as np
 
-from forecast.evidence import load_model_shapes, load_scaleup_domains
-from forecast.scaling_fits import (
+from forecast.analyses.law_holdout import fit_law, holdout_coverage
+from forecast.data.evidence import load_model_shapes, load_scaleup_domains
+from forecast.stats.scaling_laws import (
     batch_law_model,
     batch_table,
     depth_law_model,
     depth_table,
     domain_growth_model,
     domain_table,
-    fit_law,
-    holdout_coverage,
     utilization_law_model,
     utilization_table,
 )

@@ -55,15 +55,17 @@ def main() -> None:
     )
     args = ap.parse_args()
 
-    from forecast import pipeline
-    from forecast.inference import convergence_report
+    from forecast.inference.gate import convergence_report
+    from forecast.jobs import forecast_job
 
-    inputs = pipeline.load_inputs(args.priors, scenarios=[args.scenario] if args.scenario else [])
+    inputs = forecast_job.load_inputs(
+        args.priors, scenarios=[args.scenario] if args.scenario else []
+    )
     prior_set = list(inputs.scenarios.values())[-1]
     rows = []
     for seed in _seeds(args.seeds):
         start = time.perf_counter()
-        dt = pipeline.fit(
+        dt = forecast_job.fit(
             inputs,
             prior_set,
             chains=args.chains,

@@ -1,8 +1,8 @@
 """Leave-one-source-out coverage of the depth and batch laws under the joint model's priors.
 
-The law parameters of the joint model (:func:`forecast.joint.joint_model`) appear in their own
+The law parameters of the joint model (:func:`forecast.stats.joint.joint_model`) appear in their own
 likelihood only, so its posterior factorises: refitting one law alone, with the priors the joint
-model gives it (:func:`forecast.joint.law_priors_from_prior_set` on ``priors/baseline.toml``), is
+model gives it (:func:`forecast.stats.joint.law_priors_from_prior_set` on ``priors/baseline.toml``), is
 exactly the joint model refitted without the held-out rows. Every source (paper) is held out in
 turn, its rows' central 80 % posterior predictive intervals checked (``holdout_coverage``, one
 NUTS compilation). Prints coverage, misses and their side; the figures of
@@ -18,11 +18,11 @@ import time
 
 import jax
 
-from forecast import paths
-from forecast.evidence import load_model_shapes
-from forecast.joint import law_priors_from_prior_set
+from forecast.config import paths
+from forecast.data.evidence import load_model_shapes
 from forecast.priors import load_priors
-from forecast.scaling_fits import batch_law_model, batch_table, depth_law_model, depth_table
+from forecast.stats.joint import law_priors_from_prior_set
+from forecast.stats.scaling_laws import batch_law_model, batch_table, depth_law_model, depth_table
 
 
 def main() -> None:
@@ -52,7 +52,7 @@ def main() -> None:
 
 
 def holdout(model, table, priors, args):
-    from forecast.scaling_fits import holdout_coverage
+    from forecast.analyses.law_holdout import holdout_coverage
 
     return holdout_coverage(
         model,

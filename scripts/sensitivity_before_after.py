@@ -2,8 +2,8 @@
 (before) against the fitted inputs from the posterior (after), same inputs, N and seed.
 
 With ``--forecast PATH`` it analyses a published forecast of the joint model. Without, it builds a
-stand-in posterior first: the hardware and frontier-compute trends (``forecast.inference``) and
-the four laws of ``forecast.scaling_fits`` each fitted alone to the tables of ``data/`` (in the
+stand-in posterior first: the hardware and frontier-compute trends (``forecast.inference.fit``) and
+the four laws of ``forecast.stats.scaling_laws`` each fitted alone to the tables of ``data/`` (in the
 joint model they are separate likelihoods, so each law's posterior is the same up to the priors
 the joint model gives them). It prints, per target, the top inputs with both total indices and
 their 95 % bootstrap intervals (markdown), the median interval width of the leading indices, and
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,23 +33,26 @@ def stand_in_forecast(path: Path, chains: int, draws: int) -> None:
     import jax
     import xarray as xr
 
-    from forecast.evidence import load_model_shapes, load_scaleup_domains
-    from forecast.hardware import load_frontier_runs, load_hardware
-    from forecast.inference import fit_trends, init_jax
-    from forecast.paths import default_priors_path
+    from forecast.analyses.law_holdout import fit_law
+    from forecast.config.paths import default_priors_path
+    from forecast.config.runtime import init_jax
+    from forecast.data.evidence import load_model_shapes, load_scaleup_domains
+    from forecast.data.hardware import load_frontier_runs, load_hardware
     from forecast.priors import load_priors
-    from forecast.scaling_fits import (
+    from forecast.stats.scaling_laws import (
         batch_law_model,
         batch_table,
         depth_law_model,
         depth_table,
         domain_growth_model,
         domain_table,
-        fit_law,
         utilization_law_model,
         utilization_table,
     )
-    from forecast.trends import trend_priors_from_prior_set
+    from forecast.stats.trends import trend_priors_from_prior_set
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/support
+    from support.fits import fit_trends
 
     init_jax()
     prior_set = load_priors(default_priors_path())
@@ -114,10 +118,10 @@ def stand_in_forecast(path: Path, chains: int, draws: int) -> None:
 
 def step_check(n_draws: int) -> None:
     """Hit years with walls every 2, 3, 4 years against every year, on prior draws."""
-    from forecast.hardware import load_hardware
-    from forecast.paths import default_priors_path
+    from forecast.analyses.sensitivity import data_anchors, evaluate_targets, input_keys
+    from forecast.config.paths import default_priors_path
+    from forecast.data.hardware import load_hardware
     from forecast.priors import load_priors
-    from forecast.sensitivity import data_anchors, evaluate_targets, input_keys
 
     prior_set = load_priors(default_priors_path())
     anchors = data_anchors(load_hardware(), prior_set)
@@ -138,14 +142,14 @@ def step_check(n_draws: int) -> None:
 
 def laws_only(path: Path, run, seed: int):
     """The fitted laws from the posterior, the trends from their priors (same inputs, N, seed)."""
-    from forecast import sensitivity as sens
-    from forecast import storage
+    from forecast import store
+    from forecast.analyses import sensitivity
 
-    with storage.open_forecast(path) as tree:
-        basis = sens.posterior_basis(tree, run.prior_set, trends=False)
-        anchors = sens.forecast_anchors(tree)
+    with store.open_forecast(path) as tree:
+        basis = sensitivity.posterior_basis(tree, run.prior_set, trends=False)
+        anchors = sensitivity.forecast_anchors(tree)
     settings = run.result.settings
-    res = sens.run_sensitivity(
+    res = sensitivity.run_sensitivity(
         basis,
         anchors,
         n=settings["samples"],
@@ -175,8 +179,8 @@ def main() -> None:
     parser.add_argument("--save-results", type=Path, help="write the indices here (NetCDF)")
     args = parser.parse_args()
 
-    from forecast import analysis
-    from forecast.sensitivity import comparison_rows
+    from forecast.jobs import analyse_job
+    from forecast.queries.analyses import comparison_rows
 
     path = args.forecast
     if path is None:
@@ -187,7 +191,7 @@ def main() -> None:
         kwargs["samples"] = args.samples
     if args.wall_year_step:
         kwargs["wall_year_step"] = args.wall_year_step
-    run = analysis.sensitivity(
+    run = analyse_job.sensitivity(
         path, seed=args.seed, compare_prior=True, store=False, progress=print, **kwargs
     )
     after, before = run.result, run.prior_result
@@ -197,7 +201,7 @@ def main() -> None:
     if args.save_results:
         import xarray as xr
 
-        from forecast.sensitivity import sensitivity_dataset
+        from forecast.analyses.sensitivity import sensitivity_dataset
 
         xr.DataTree.from_dict(
             {f"/{name}": sensitivity_dataset(res) for name, res in results.items()}

@@ -4,10 +4,15 @@
 Run: .venv/bin/python scripts/validate_sweeps.py  (prints markdown table rows, ~1 min)
 """
 
+import sys
+from pathlib import Path
+
 from forecast.model import assumptions_with
 from forecast.model.latency import latency_wall_flop, latency_wall_params
 from forecast.model.search import find_walls
-from forecast.validation import H100_SXM5
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/support
+from support.validation import H100_SXM5  # noqa: E402
 
 H = H100_SXM5
 

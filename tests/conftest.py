@@ -28,6 +28,11 @@ _JAX_CACHE = Path(tempfile.mkdtemp(prefix="wallcast-jax-cache-"))
 atexit.register(shutil.rmtree, _JAX_CACHE, True)
 os.environ["WALLCAST_JAX_CACHE_DIR"] = str(_JAX_CACHE)
 
+from forecast.config.runtime import init_jax  # noqa: E402
+
+# The tests call the model layer directly, as a caller of the library does: float64 first.
+init_jax()
+
 
 @pytest.fixture(scope="session")
 def prefect_home() -> Path:

@@ -62,10 +62,10 @@ quantile is optimistic when a chain visits a tail (here the batch law's) only a 
 def small_fit() -> xr.DataTree:
     """The joint NUTS fit of the deterministic reference (no convergence gate: deliberately
     small; only its draws matter, as the input of the deterministic steps)."""
-    from forecast import pipeline
+    from forecast.jobs import forecast_job
 
-    inputs = pipeline.load_inputs(scenarios=SCENARIOS)
-    return pipeline.fit(
+    inputs = forecast_job.load_inputs(scenarios=SCENARIOS)
+    return forecast_job.fit(
         inputs, inputs.priors, chains=CHAINS, draws=DRAWS, warmup=DRAWS, seed=SEED, gate=False
     )
 
@@ -79,14 +79,16 @@ def load_fit() -> xr.DataTree:
 def forecast_from_fit(fit_tree: xr.DataTree) -> xr.Dataset:
     """Propagate every draw of ``fit_tree`` through each scenario and assemble, the way
     ``wallcast run`` does after its fit; the forecast variables and the posterior."""
-    from forecast import pipeline
+    from forecast.jobs import forecast_job
 
-    inputs = pipeline.load_inputs(scenarios=SCENARIOS)
+    inputs = forecast_job.load_inputs(scenarios=SCENARIOS)
     results = {
-        name: pipeline.propagate_scenario(fit_tree, prior_set, seed=SEED, years=YEARS)
+        name: forecast_job.propagate_scenario(fit_tree, prior_set, seed=SEED, years=YEARS)
         for name, prior_set in inputs.scenarios.items()
     }
-    tree, _ = pipeline.assemble(inputs, fit_tree, results, seed=SEED, chains=CHAINS, draws=DRAWS)
+    tree, _ = forecast_job.assemble(
+        inputs, fit_tree, results, seed=SEED, chains=CHAINS, draws=DRAWS
+    )
     forecast = tree["forecast"].to_dataset()
     posterior = tree["posterior"].to_dataset()
     out = forecast[list(FORECAST_VARIABLES)]
@@ -152,7 +154,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="Regenerate the stored references.")
     ap.add_argument("--quantiles", action="store_true", help="also the long reference run")
     args = ap.parse_args()
-    from forecast.dataset import write_tree
+    from forecast.store.schema import write_tree
 
     REFERENCE_DIR.mkdir(parents=True, exist_ok=True)
     write_tree(small_fit(), FIT_PATH)
@@ -162,10 +164,10 @@ def main() -> None:
     ds.to_netcdf(REFERENCE_PATH, engine="h5netcdf", encoding=encoding)
     print(f"wrote {REFERENCE_PATH} ({REFERENCE_PATH.stat().st_size / 1e3:.0f} kB)")
     if args.quantiles:
-        from forecast import pipeline
+        from forecast.jobs import forecast_job
 
-        inputs = pipeline.load_inputs(scenarios=[])
-        fit = pipeline.fit(inputs, inputs.priors, **QUANTILE_RUN)  # gated
+        inputs = forecast_job.load_inputs(scenarios=[])
+        fit = forecast_job.fit(inputs, inputs.priors, **QUANTILE_RUN)  # gated
         q = posterior_quantiles(fit["posterior"].to_dataset())
         q.attrs = {**QUANTILE_RUN, "probs": list(QUANTILE_PROBS)}
         q.to_netcdf(QUANTILES_PATH, engine="h5netcdf")

@@ -31,7 +31,7 @@ from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
 from forecast.cli import app as cli_app
-from forecast.formatting import fmt_year
+from forecast.queries.formatting import fmt_year
 from forecast.service import create_app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -245,7 +245,7 @@ def test_probability_hit_by_year(client, dataset):
 
 
 def test_headline_is_the_reports_sentence(client, published_forecast):
-    from forecast.report.numbers import headline, load_forecast
+    from forecast.queries.headline import headline, load_forecast
 
     fc = load_forecast(published_forecast)
     for scenario in PUBLISHED_SCENARIOS:

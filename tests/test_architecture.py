@@ -21,8 +21,9 @@ import pytest
 import xarray as xr
 from typer.testing import CliRunner
 
-from forecast import paths, storage
+from forecast import store
 from forecast.cli import app
+from forecast.config import paths
 
 REPO = Path(__file__).resolve().parents[1]
 FID = "20260101T000000Z-abcdef12"
@@ -47,7 +48,7 @@ def _toy_tree(data_dir: Path | None = None) -> xr.DataTree:
 def env_outputs(tmp_path: Path, monkeypatch) -> Path:
     """A published toy forecast under an outputs folder named only by WALLCAST_OUTPUTS_DIR."""
     outputs = tmp_path / "elsewhere"
-    storage.publish(_toy_tree(), outputs, FID)
+    store.publish(_toy_tree(), outputs, FID)
     monkeypatch.setenv(paths.OUTPUTS_DIR_ENV, str(outputs))
     monkeypatch.chdir(tmp_path)
     return outputs
@@ -69,7 +70,7 @@ def test_query_reads_latest_under_the_outputs_env(env_outputs: Path):
 
 
 def test_report_deck_and_analyse_read_latest_under_the_outputs_env(env_outputs, monkeypatch):
-    import forecast.analysis
+    import forecast.jobs.analyse_job
     import forecast.report
 
     seen: dict[str, Path] = {}
@@ -84,11 +85,11 @@ def test_report_deck_and_analyse_read_latest_under_the_outputs_env(env_outputs, 
 
     def fake_analyse(path, **kwargs):
         seen["analyse"] = Path(path)
-        raise storage.ForecastNotFoundError("stop here")  # the wiring is what is tested
+        raise store.ForecastNotFoundError("stop here")  # the wiring is what is tested
 
     monkeypatch.setattr(forecast.report, "write_report_files", fake_report)
     monkeypatch.setattr(forecast.report, "write_deck_file", fake_deck)
-    monkeypatch.setattr(forecast.analysis, "analyse", fake_analyse)
+    monkeypatch.setattr(forecast.jobs.analyse_job, "analyse", fake_analyse)
     expected = env_outputs / "forecasts" / FID / "forecast.nc"
     runner = CliRunner()
     assert runner.invoke(app, ["report"]).exit_code == 0
@@ -124,30 +125,30 @@ def _smaller_data_dir(tmp_path: Path) -> tuple[Path, int]:
 def test_backtest_refits_against_the_data_folder_the_forecast_was_made_from(
     tmp_path: Path, monkeypatch
 ):
-    import forecast.backtest as bt
-    from forecast import analysis
-    from forecast.hardware import load_hardware
+    from forecast.analyses import backtest
+    from forecast.data.hardware import load_hardware
+    from forecast.jobs import analyse_job
 
     data, rows = _smaller_data_dir(tmp_path)
     assert rows < len(load_hardware())
     outputs = tmp_path / "outputs"
-    path = storage.publish(_toy_tree(data), outputs, FID) / storage.FORECAST_FILE
+    path = store.publish(_toy_tree(data), outputs, FID) / store.FORECAST_FILE
     used: dict[str, int] = {}
 
     def fake_backtest(hardware, frontier, priors, origins, **kwargs):
         used["rows"] = len(hardware)
-        raise storage.ForecastNotFoundError("stop")
+        raise store.ForecastNotFoundError("stop")
 
-    monkeypatch.setattr(bt, "run_backtest", fake_backtest)
-    with pytest.raises(storage.ForecastNotFoundError):
-        analysis.backtest(forecast=path)
+    monkeypatch.setattr(backtest, "run_backtest", fake_backtest)
+    with pytest.raises(store.ForecastNotFoundError):
+        analyse_job.backtest(forecast=path)
     assert used["rows"] == rows  # the recorded folder, not the default one
-    assert analysis.forecast_data_dir({"data_dir": str(data)}) == data
+    assert store.recorded_data_dir({"data_dir": str(data)}) == data
     # an older forecast (no attr) or a folder that is gone: the resolver's folder
     monkeypatch.setenv(paths.DATA_DIR_ENV, str(data))
-    assert analysis.forecast_data_dir({}) == data
+    assert store.recorded_data_dir({}) == data
     monkeypatch.delenv(paths.DATA_DIR_ENV)
-    assert analysis.forecast_data_dir({"data_dir": str(tmp_path / "gone")}) == REPO / "data"
+    assert store.recorded_data_dir({"data_dir": str(tmp_path / "gone")}) == REPO / "data"
 
 
 def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Path):
@@ -161,10 +162,10 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
         frontier_runs=[0] * 3,
     )
     created = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    attrs = storage.provenance_attrs(
+    attrs = store.provenance_attrs(
         inputs, ["baseline"], seed=1, chains=2, draws=100, code="c", created=created
     )
-    fp = storage.fingerprint(
+    fp = store.fingerprint(
         data_hash="d" * 64,
         priors_text="[a]\n",
         scenario_texts={"baseline": "[a]\n"},
@@ -175,14 +176,14 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
         code="c",
     )
     assert attrs["run_fingerprint"] == fp and len(fp) == 64
-    assert attrs["id"] == f"20260102T030405Z-{fp[:8]}" == storage.forecast_id(created, fp)
+    assert attrs["id"] == f"20260102T030405Z-{fp[:8]}" == store.forecast_id(created, fp)
     assert attrs["data_dir"] == str(data.resolve()) and attrs["hardware_rows"] == rows
     # every input of the fingerprint changes it
-    other = storage.provenance_attrs(
+    other = store.provenance_attrs(
         inputs, ["baseline"], seed=2, chains=2, draws=100, code="c", created=created
     )
     assert other["run_fingerprint"] != fp
-    grid = storage.provenance_attrs(
+    grid = store.provenance_attrs(
         inputs, ["baseline"], seed=1, chains=2, draws=100, years=[2024, 2045], code="c"
     )
     assert grid["run_fingerprint"] != fp
@@ -251,7 +252,7 @@ def test_run_ingest_and_serve_share_the_refresh_options():
 
 def test_ingest_refreshes_with_priors_scenario_and_year_step(tmp_path: Path, monkeypatch):
     import forecast.cli.refresh as cli_refresh
-    from forecast.hardware import HARDWARE_COLUMNS
+    from forecast.data.hardware import HARDWARE_COLUMNS
 
     data = tmp_path / "data"
     data.mkdir()
@@ -267,7 +268,7 @@ def test_ingest_refreshes_with_priors_scenario_and_year_step(tmp_path: Path, mon
 
     def fake_refresh(refresh, **kwargs):
         seen.update(refresh.flow_parameters())
-        raise storage.LockBusyError("another refresh is running (pid 1)", 1)
+        raise store.LockBusyError("another refresh is running (pid 1)", 1)
 
     monkeypatch.setattr(cli_refresh, "_run_refresh", fake_refresh)
     priors = REPO / "priors" / "baseline.toml"

@@ -10,16 +10,16 @@ import xarray as xr
 from scipy import stats
 from typer.testing import CliRunner
 
-from forecast.backtest import (
+from forecast.analyses.backtest import (
     CURVE_PROBS,
     PROBS,
     backtest_dataset,
-    coverage_rows,
     interval_coverage,
     mixture_log_density,
     pit_values,
     split_at_origin,
 )
+from forecast.queries.analyses import coverage_rows
 
 # ----------------------------------------------------------------------------- array layer
 
@@ -73,7 +73,7 @@ def test_mixture_log_density_of_one_draw_is_the_student_t():
 
 
 def test_split_at_origin():
-    from forecast.hardware import load_hardware
+    from forecast.data.hardware import load_hardware
 
     df = load_hardware()
     train, test = split_at_origin(df, 2022)
@@ -86,12 +86,12 @@ def test_split_at_origin():
 
 @pytest.fixture(scope="module")
 def origin_2022():
-    from forecast.backtest import run_backtest
-    from forecast.hardware import load_frontier_runs, load_hardware
-    from forecast.inference import init_jax
-    from forecast.paths import default_priors_path
+    from forecast.analyses.backtest import run_backtest
+    from forecast.config.paths import default_priors_path
+    from forecast.config.runtime import init_jax
+    from forecast.data.hardware import load_frontier_runs, load_hardware
     from forecast.priors import load_priors
-    from forecast.trends import trend_priors_from_prior_set
+    from forecast.stats.trends import trend_priors_from_prior_set
 
     init_jax()
     priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
@@ -122,12 +122,12 @@ def test_real_origin_structure_and_coverage(origin_2022):
 
 
 def test_cli_backtest_json(origin_2022, monkeypatch, tmp_path):
-    import forecast.backtest as bt
+    from forecast.analyses import backtest, frontier_backtest
     from forecast.cli import app
 
-    monkeypatch.setattr(bt, "run_backtest", lambda *a, **k: origin_2022)
+    monkeypatch.setattr(backtest, "run_backtest", lambda *a, **k: origin_2022)
     frontier = [_frontier_result(2022, [1.1, 0.8], [1.0, 1.0], [True, False])]
-    monkeypatch.setattr(bt, "run_frontier_backtest", lambda *a, **k: frontier)
+    monkeypatch.setattr(frontier_backtest, "run_frontier_backtest", lambda *a, **k: frontier)
     path = tmp_path / "forecast.nc"
     xr.DataTree.from_dict({"/forecast": xr.Dataset({"x": ("a", [1.0])})}).to_netcdf(
         path, engine="h5netcdf"
@@ -152,7 +152,7 @@ def test_cli_backtest_json(origin_2022, monkeypatch, tmp_path):
 
 def _frontier_result(origin: int, observed, median, covered80, n_train: int = 5):
     """A FrontierOriginResult with chosen values; coverage of 50/95% set equal to 80%'s."""
-    from forecast.backtest import FrontierOriginResult
+    from forecast.analyses.frontier_backtest import FrontierOriginResult
 
     observed, median = np.asarray(observed, float), np.asarray(median, float)
     covered = np.tile(np.asarray(covered80, bool), (len(PROBS), 1))
@@ -200,7 +200,8 @@ def test_interval_coverage_and_pit_of_a_constructed_case():
 def test_frontier_dataset_pools_every_held_out_record():
     """Origin A: 3 of 4 records inside the 80% interval, errors +0.1, -0.2, +0.3, +0.4 dex;
     origin B: 1 of 2, errors -0.6, -0.4.  Pooled: 4 of 6; median error of all six -0.05, absolute 0.35."""
-    from forecast.backtest import frontier_backtest_dataset, frontier_coverage_rows
+    from forecast.analyses.frontier_backtest import frontier_backtest_dataset
+    from forecast.queries.analyses import frontier_coverage_rows
 
     a = _frontier_result(2018, [1.1, 0.8, 1.3, 1.4], [1.0] * 4, [True, True, True, False])
     b = _frontier_result(2022, [0.4, 0.6], [1.0, 1.0], [False, True], n_train=9)
@@ -219,8 +220,8 @@ def test_frontier_dataset_pools_every_held_out_record():
 def test_frontier_split_on_the_shipped_records():
     """From 2018 as the forecast does where that leaves >= 3 records (2020: 4, 2022: 8); the
     2016 and 2018 origins have none from 2018 and train on every earlier record."""
-    from forecast.backtest import FRONTIER_ORIGINS, frontier_split
-    from forecast.hardware import load_frontier_runs
+    from forecast.analyses.frontier_backtest import FRONTIER_ORIGINS, frontier_split
+    from forecast.data.hardware import load_frontier_runs
 
     df = load_frontier_runs()
     counts = {}
@@ -239,12 +240,12 @@ def test_frontier_split_on_the_shipped_records():
 
 @pytest.fixture(scope="module")
 def frontier_run():
-    from forecast.backtest import run_frontier_backtest
-    from forecast.hardware import load_frontier_runs
-    from forecast.inference import init_jax
-    from forecast.paths import default_priors_path
+    from forecast.analyses.frontier_backtest import run_frontier_backtest
+    from forecast.config.paths import default_priors_path
+    from forecast.config.runtime import init_jax
+    from forecast.data.hardware import load_frontier_runs
     from forecast.priors import load_priors
-    from forecast.trends import trend_priors_from_prior_set
+    from forecast.stats.trends import trend_priors_from_prior_set
 
     init_jax()
     priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
@@ -252,7 +253,7 @@ def frontier_run():
 
 
 def test_frontier_backtest_on_the_shipped_data(frontier_run):
-    from forecast.backtest import FRONTIER_ORIGINS, frontier_backtest_dataset
+    from forecast.analyses.frontier_backtest import FRONTIER_ORIGINS, frontier_backtest_dataset
 
     assert [r.origin for r in frontier_run] == list(FRONTIER_ORIGINS)
     for r in frontier_run:
@@ -277,14 +278,15 @@ def test_frontier_backtest_on_the_shipped_data(frontier_run):
 
 
 def test_frontier_group_round_trips_through_a_forecast_file(frontier_run, tmp_path):
-    from forecast.backtest import add_frontier_backtest, frontier_backtest_dataset
+    from forecast.analyses.frontier_backtest import frontier_backtest_dataset
+    from forecast.store.publisher import add_groups
 
     path = tmp_path / "forecast.nc"
     xr.DataTree.from_dict({"/forecast": xr.Dataset({"x": ("a", [1.0])})}).to_netcdf(
         path, engine="h5netcdf"
     )
     ds = frontier_backtest_dataset(frontier_run)
-    add_frontier_backtest(path, ds)
+    add_groups(path, {"frontier_backtest": ds})
     with xr.open_dataset(path, group="frontier_backtest", engine="h5netcdf") as back:
         xr.testing.assert_allclose(back.load()[["coverage_80", "pit"]], ds[["coverage_80", "pit"]])
         assert back["held_out_name"].values.tolist() == ds["held_out_name"].values.tolist()
@@ -294,8 +296,8 @@ def test_frontier_group_round_trips_through_a_forecast_file(frontier_run, tmp_pa
 def test_standing_record_is_the_largest_earlier_record():
     """GNMT (2016-09, 6.6e21 FLOP) is the record every post-2017 record beats; GPT-3 175B is the
     largest before 2021; nothing precedes the first record (data/frontier_runs.csv)."""
-    from forecast.backtest import standing_record
-    from forecast.hardware import load_frontier_runs
+    from forecast.analyses.frontier_backtest import standing_record
+    from forecast.data.hardware import load_frontier_runs
 
     df = load_frontier_runs()
     assert standing_record(df, 2018.0) == pytest.approx(np.log10(6.62e21), abs=0.01)
@@ -308,7 +310,7 @@ def test_truncated_student_t_draws_match_the_conditional_quantiles():
     ``low = -inf`` they are the plain Student-t."""
     from scipy import stats
 
-    from forecast.backtest import truncated_student_t_draws
+    from forecast.analyses.frontier_backtest import truncated_student_t_draws
 
     rng = np.random.default_rng(3)
     loc, scale, nu, low = 1.0, 0.5, 5.0, 0.8
@@ -326,7 +328,7 @@ def test_truncated_student_t_draws_match_the_conditional_quantiles():
 
 
 def test_truncated_mixture_density_integrates_to_one_above_the_bound():
-    from forecast.backtest import truncated_student_t_mixture_log_density
+    from forecast.analyses.frontier_backtest import truncated_student_t_mixture_log_density
 
     loc = np.array([[0.0], [0.4]])
     scale = np.array([[0.3], [0.5]])

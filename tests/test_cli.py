@@ -139,7 +139,7 @@ def test_walls_moe_options(walls_json):
 def test_jax_compilation_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     """``WALLCAST_JAX_CACHE_DIR`` (empty / off: none) else XDG; an explicit
     ``JAX_COMPILATION_CACHE_DIR`` wins; configuring sets only environment variables."""
-    from forecast import paths
+    from forecast.config import paths
 
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
     monkeypatch.setenv("WALLCAST_JAX_CACHE_DIR", "off")

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from browser import Browser, chromium_path, screenshot_dir
 
-from forecast.formatting import fmt_year
+from forecast.queries.formatting import fmt_year
 
 pytestmark = pytest.mark.slow
 

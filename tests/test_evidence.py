@@ -1,4 +1,4 @@
-"""Tests of the evidence tables and their validating loaders (forecast.evidence)."""
+"""Tests of the evidence tables and their validating loaders (forecast.data.evidence)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forecast.errors import DataValidationError
-from forecast.evidence import (
+from forecast.config.errors import DataValidationError
+from forecast.data.evidence import (
     DEFAULT_LATENCY_MEASUREMENTS_PATH,
     DEFAULT_MODEL_SHAPES_PATH,
     DEFAULT_SCALEUP_DOMAINS_PATH,
@@ -19,7 +19,7 @@ from forecast.evidence import (
     load_scaleup_domains,
     validate_model_shapes,
 )
-from forecast.hardware import load_frontier_runs, load_hardware
+from forecast.data.hardware import load_frontier_runs, load_hardware
 
 
 def _raw(path: Path) -> pd.DataFrame:

@@ -27,8 +27,10 @@ from flows.refresh import (
     refresh_forecast,
     summary_markdown,
 )
-from forecast.hardware import load_hardware
-from forecast.storage import LockBusyError, code_hash, exclusive_lock, latest_forecast_path
+from forecast.config.filelock import LockBusyError, exclusive_lock
+from forecast.data.hardware import load_hardware
+from forecast.store.identity import code_hash
+from forecast.store.reader import latest_forecast_path
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -193,8 +195,8 @@ def test_fit_cache_key_follows_data_priors_settings_and_code_not_dataframes():
 
 
 def test_summary_and_intervals_from_task_free_functions(ws, first_run):
-    from forecast.query import summary_table
-    from forecast.storage import load_forecast_group
+    from forecast.queries.answers import summary_table
+    from forecast.store.reader import load_forecast_group
 
     path = latest_forecast_path(ws["outputs"])  # first_run's may be gone (retention test)
     ds, attrs = load_forecast_group(path, ["hit_year", "hit_flop"])
@@ -335,7 +337,7 @@ def test_a_connection_lost_mid_run_is_one_error_line():
     from prefect.exceptions import PrefectHTTPStatusError
 
     from forecast.cli.refresh import prefect_connection_errors
-    from forecast.errors import WallcastError
+    from forecast.config.errors import WallcastError
 
     lost = pytest.raises(WallcastError, match="lost the connection to Prefect's API")
     with lost as info, prefect_connection_errors():

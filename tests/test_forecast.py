@@ -14,9 +14,11 @@ from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forecast.crossing import first_crossing
-from forecast.query import QueryError, interval, wall_interval
-from forecast.storage import ForecastNotFoundError, latest_forecast_path, publish
+from forecast.inference.crossing import first_crossing
+from forecast.queries.answers import QueryError, interval, wall_interval
+from forecast.store.layout import ForecastNotFoundError
+from forecast.store.publisher import publish
+from forecast.store.reader import latest_forecast_path
 
 YEARS = np.arange(2024, 2046, dtype=float)
 SPARSE_YEARS = np.arange(2024, 2046, 3)  # 2024, 2027, ..., 2045: keeps the end-to-end tests fast
@@ -140,20 +142,20 @@ PROPAGATE = 1000  # as `wallcast run`: every 4th draw of the 4 x 1,000 fit
 @pytest.fixture(scope="module")
 def small_forecast(tmp_path_factory):
     """A real (small) forecast: NUTS fit, convergence gate, propagation, NetCDF."""
-    from forecast import pipeline
-    from forecast.storage import publish as do_publish
+    from forecast.jobs import forecast_job
+    from forecast.store.publisher import publish as do_publish
 
     out = tmp_path_factory.mktemp("outputs")
-    inputs = pipeline.load_inputs(scenarios=[])
+    inputs = forecast_job.load_inputs(scenarios=[])
     run = {"chains": GATED_CHAINS, "draws": GATED_DRAWS}
-    fit = pipeline.fit(inputs, inputs.priors, seed=GATED_SEED, **run)  # gated
+    fit = forecast_job.fit(inputs, inputs.priors, seed=GATED_SEED, **run)  # gated
     results = {
-        name: pipeline.propagate_scenario(
+        name: forecast_job.propagate_scenario(
             fit, ps, seed=GATED_SEED, years=SPARSE_YEARS, propagate_draws=PROPAGATE
         )
         for name, ps in inputs.scenarios.items()
     }
-    tree, fid = pipeline.assemble(
+    tree, fid = forecast_job.assemble(
         inputs, fit, results, seed=GATED_SEED, propagate_draws=PROPAGATE, **run
     )
     published = do_publish(tree, out, fid)
@@ -184,7 +186,7 @@ def test_forecast_file_opens_with_plain_xarray(small_forecast):
 
 def test_forecast_records_the_platform_of_its_fit_and_propagation(small_forecast):
     """Draws are bitwise reproducible only on the same CPU and builds: the file says which."""
-    from forecast.platform import cpu_isa
+    from forecast.config.platform import cpu_isa
 
     _, _, _, published, _ = small_forecast
     with xr.open_datatree(published / "forecast.nc", engine="h5netcdf") as dt:
@@ -226,17 +228,17 @@ def test_posterior_predictive_covers_observed_specs(small_forecast):
 
 
 def test_same_seed_gives_identical_forecast(small_forecast):
-    from forecast import pipeline
+    from forecast.jobs import forecast_job
 
     inputs, fit, tree, _, _ = small_forecast
     ps = inputs.scenarios[inputs.priors.name]
-    again, _ = pipeline.propagate_scenario(
+    again, _ = forecast_job.propagate_scenario(
         fit, ps, seed=GATED_SEED, years=SPARSE_YEARS, propagate_draws=PROPAGATE
     )
     xr.testing.assert_identical(
         again, tree["forecast"].to_dataset().sel(scenario=inputs.priors.name, drop=True)
     )
-    other, _ = pipeline.propagate_scenario(
+    other, _ = forecast_job.propagate_scenario(
         fit, ps, seed=GATED_SEED + 1, years=SPARSE_YEARS, propagate_draws=PROPAGATE
     )
     assert not np.array_equal(other["hit_year"].values, again["hit_year"].values)
@@ -314,8 +316,9 @@ def test_cost_query_errors_are_one_line(small_forecast, args, message):
 
 @pytest.fixture(scope="module")
 def epoch_2030_latency():
+    from support.validation import h100_wall_distribution
+
     from forecast.priors import load_priors
-    from forecast.validation import h100_wall_distribution
 
     path = Path(__file__).resolve().parents[1] / "priors" / "epoch-2030.toml"
     return h100_wall_distribution(load_priors(path), n=3000, seed=0)["latency"]
@@ -346,8 +349,9 @@ def test_epoch_2030_batch_range_alone_is_wider_than_reports_interval(epoch_2030_
     B0^(2/(1 + layer exponent - batch exponent)) ~ B0^2.2, and 1.35 dex of B0 becomes ~2.8 dex.
     Adding the other inputs only widens it (measured: 3.0 dex).
     """
+    from support.validation import h100_wall_distribution
+
     from forecast.priors import load_priors
-    from forecast.validation import h100_wall_distribution
 
     path = Path(__file__).resolve().parents[1] / "priors" / "epoch-2030.toml"
     batch_only = h100_wall_distribution(

@@ -11,7 +11,7 @@ import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forecast.frozen import (
+from forecast.analyses.frozen_hardware import (
     assumption_overrides,
     frozen_dataset,
     frozen_hit_years,
@@ -79,8 +79,8 @@ def test_scaling_inputs_prefer_the_posterior_of_a_fitted_law():
 
 def _baseline_values(posterior: dict | None = None) -> dict[str, float]:
     """Prior medians of the baseline, or posterior medians of the laws in ``posterior``."""
-    from forecast.frozen import frozen_keys
-    from forecast.paths import default_priors_path
+    from forecast.analyses.frozen_hardware import frozen_keys
+    from forecast.config.paths import default_priors_path
     from forecast.priors import load_priors
     from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
 
@@ -115,8 +115,8 @@ def test_assumptions_are_the_forecasts_mapping_in_2024():
 def h100_walls() -> dict[str, float]:
     """The H100's walls from the walls service at the reference forecast's inputs: posterior
     medians of the laws it fitted (its ``posterior_*`` variables), else baseline prior medians."""
-    from forecast.frozen import FROZEN_ACCELERATOR, WALLS
-    from forecast.walls import wall_log10_flop, walls_record
+    from forecast.analyses.accelerator_walls import wall_log10_flop, walls_record
+    from forecast.analyses.frozen_hardware import FROZEN_ACCELERATOR, WALLS
 
     ref = _reference()
     posterior = {
@@ -152,16 +152,16 @@ def test_frozen_wall_is_reached_before_the_full_forecasts_median(h100_walls):
 
 
 def test_frozen_group_round_trips_through_a_published_forecast(tmp_path):
-    """`analysis.frozen_hardware` on a published (synthetic) forecast stores the group; read
+    """`analyse_job.frozen_hardware` on a published (synthetic) forecast stores the group; read
     back, its hit years are those of the forecast's frontier posterior at the stored walls."""
     from test_report import FIRST_ID, synthetic_tree
 
-    from forecast import analysis
-    from forecast.report.numbers import load_forecast
-    from forecast.storage import publish
+    from forecast.jobs import analyse_job
+    from forecast.queries.headline import load_forecast
+    from forecast.store.publisher import publish
 
     path = publish(synthetic_tree(FIRST_ID, seed=4), tmp_path, FIRST_ID) / "forecast.nc"
-    run = analysis.frozen_hardware(path)
+    run = analyse_job.frozen_hardware(path)
     assert run.stored_in == path
     with xr.open_dataset(path, group="frozen_hardware", engine="h5netcdf") as back:
         back = back.load()
@@ -205,7 +205,7 @@ def test_frozen_dataset_layout():
 
 
 def test_walls_service_refuses_an_unknown_assumption():
-    from forecast.walls import WallsInputError, walls_record
+    from forecast.analyses.accelerator_walls import WallsInputError, walls_record
 
     with pytest.raises(WallsInputError, match="unknown assumption fields \\['batch'\\]"):
         walls_record("H100", assumptions={"batch": 6e7})

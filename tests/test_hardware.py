@@ -1,4 +1,4 @@
-"""Tests for the curated data tables and their validating loaders (forecast.hardware)."""
+"""Tests for the curated data tables and their validating loaders (forecast.data.hardware)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forecast.errors import DataValidationError, UnknownAcceleratorError
-from forecast.hardware import (
+from forecast.config.errors import DataValidationError, UnknownAcceleratorError
+from forecast.config.paths import frontier_runs_path, hardware_path
+from forecast.data.hardware import (
     HARDWARE_COLUMNS,
     Accelerator,
     data_hash,
@@ -20,7 +21,6 @@ from forecast.hardware import (
     load_hardware,
     validate_hardware,
 )
-from forecast.paths import frontier_runs_path, hardware_path
 
 DEFAULT_HARDWARE_PATH = hardware_path()
 DEFAULT_FRONTIER_RUNS_PATH = frontier_runs_path()

@@ -1,4 +1,4 @@
-"""The joint model (forecast.joint): recovery of known law parameters, the published tree's
+"""The joint model (forecast.stats.joint): recovery of known law parameters, the published tree's
 posterior/prior groups, fitted inputs propagated from the posterior, scenario what-ifs, common
 random numbers across scenarios, the convergence gate over law parameters, input provenance."""
 
@@ -14,26 +14,28 @@ import numpyro
 import pytest
 import xarray as xr
 
-from forecast import pipeline
-from forecast.inference import ConvergenceError, check_convergence, init_jax
-from forecast.joint import (
+from forecast.config.runtime import init_jax
+from forecast.inference.fit import fit_joint
+from forecast.inference.gate import ConvergenceError, check_convergence
+from forecast.inference.propagate import scenario_seed
+from forecast.jobs import forecast_job
+from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
+from forecast.stats.joint import (
     LAW_PARAMETERS,
     JointData,
-    fit_joint,
     joint_data,
     law_prior_record,
     law_priors_from_prior_set,
     site_prior,
 )
-from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
-from forecast.scaling_fits import (
+from forecast.stats.scaling_laws import (
     LawData,
     batch_law_model,
     depth_law_model,
     domain_growth_model,
     utilization_law_model,
 )
-from forecast.trends import trend_priors_from_prior_set
+from forecast.stats.trends import trend_priors_from_prior_set
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +67,7 @@ SHARED_INTERFACE = (
 
 
 def test_site_prior_maps_the_prior_file_exactly_where_it_can() -> None:
-    inputs = pipeline.load_inputs(scenarios=[])
+    inputs = forecast_job.load_inputs(scenarios=[])
     batch = site_prior(inputs.priors["scaling.batch_tokens_2024"], "log10")  # split log-normal
     # nearest Normal in log10: median 60M, 10-90 % width of 16M-360M
     assert float(batch.loc) == pytest.approx(math.log10(60e6))
@@ -114,7 +116,7 @@ def _simulate(model, data: LawData, site: str, key) -> LawData:
 def synthetic_fit():
     """The joint model fitted to law data simulated from known parameters (and the real trends)."""
     init_jax()
-    inputs = pipeline.load_inputs(scenarios=[])
+    inputs = forecast_job.load_inputs(scenarios=[])
     real, tables = joint_data(
         inputs.hardware, inputs.frontier_runs, inputs.model_shapes, inputs.scaleup_domains
     )
@@ -220,18 +222,18 @@ def test_recovered_levels_are_informative(synthetic_fit) -> None:
 
 @pytest.fixture(scope="module")
 def joint_forecast():
-    """A small forecast through pipeline.fit (joint model, no gate), thinned propagation."""
-    inputs = pipeline.load_inputs(scenarios=SCENARIOS)
-    fit = pipeline.fit(
+    """A small forecast through forecast_job.fit (joint model, no gate), thinned propagation."""
+    inputs = forecast_job.load_inputs(scenarios=SCENARIOS)
+    fit = forecast_job.fit(
         inputs, inputs.priors, chains=CHAINS, draws=DRAWS, warmup=DRAWS, seed=SEED, gate=False
     )
     results = {
-        name: pipeline.propagate_scenario(
+        name: forecast_job.propagate_scenario(
             fit, ps, seed=SEED, years=YEARS, propagate_draws=PROPAGATE
         )
         for name, ps in inputs.scenarios.items()
     }
-    tree, _ = pipeline.assemble(
+    tree, _ = forecast_job.assemble(
         inputs,
         fit,
         results,
@@ -266,7 +268,7 @@ def test_fitted_inputs_are_thinned_posterior_draws_not_prior_draws(joint_forecas
     assert fi.sizes["draw"] == DRAWS // 2
     np.testing.assert_array_equal(fi["draw"].values, np.arange(0, DRAWS, 2))
     n = CHAINS * DRAWS // 2
-    prior_draws = inputs.priors.sample(n, pipeline.scenario_seed(SEED))
+    prior_draws = inputs.priors.sample(n, scenario_seed(SEED))
     for key, fitted in FITTED_INPUTS.items():
         values = fi[key.replace(".", "__")].sel(scenario="baseline").values
         expected = post[fitted.variable].sel(draw=fi["draw"]).values
@@ -285,9 +287,9 @@ def test_scenario_override_replaces_exactly_its_key_and_keeps_common_random_numb
         "large-domains": {"hardware.scaleup_domain_size_growth_per_year"},
         "six-month-runs": {"training.duration_days"},
     }
-    from forecast.joint import draw_free_inputs
+    from forecast.stats.joint import draw_free_inputs
 
-    rng_key = jax.random.PRNGKey(pipeline.scenario_seed(SEED))
+    rng_key = jax.random.PRNGKey(scenario_seed(SEED))
     posterior_vars = tree["posterior"].data_vars
     for scenario, keys in changed.items():
         # the scenario's own free block (the joint program's, drawn by Predictive)
@@ -374,7 +376,7 @@ def test_published_forecast_holds_loo_checks_of_every_likelihood(joint_forecast)
     shares that grow with the interval, and a PIT straight from arviz_stats gives the same."""
     import arviz_stats as azs
 
-    from forecast.checks import LIKELIHOODS, central_coverage, check_rows
+    from forecast.inference.loo import LIKELIHOODS, central_coverage, check_rows
 
     _, tree = joint_forecast
     checks = tree["predictive_checks"].to_dataset()
@@ -393,7 +395,7 @@ def test_published_forecast_holds_loo_checks_of_every_likelihood(joint_forecast)
 
 
 def test_central_coverage_of_constructed_pits() -> None:
-    from forecast.checks import central_coverage
+    from forecast.inference.loo import central_coverage
 
     pit = np.array([0.05, 0.2, 0.3, 0.5, 0.74, 0.85, 0.97, 0.99])
     np.testing.assert_allclose(central_coverage(pit, (0.5, 0.8, 0.95)), [3 / 8, 5 / 8, 7 / 8])
@@ -402,12 +404,12 @@ def test_central_coverage_of_constructed_pits() -> None:
 
 def test_free_block_draws_in_concurrent_threads_match_serial_draws() -> None:
     """NumPyro's handler stack is process-global; the flow propagates scenarios in threads, so
-    the draws are serialised (:mod:`forecast.tracing`). Eight threads give the serial draws."""
+    the draws are serialised (:mod:`forecast.config.runtime`). Eight threads give the serial draws."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from forecast.joint import draw_free_inputs
+    from forecast.stats.joint import draw_free_inputs
 
-    inputs = pipeline.load_inputs()
+    inputs = forecast_job.load_inputs()
     key = jax.random.PRNGKey(3)
     sets = list(inputs.scenarios.values())
     serial = [draw_free_inputs(ps, (), 64, key) for ps in sets]

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from forecast import ingest as landing
 from forecast.cli import app
-from forecast.hardware import HARDWARE_COLUMNS, load_hardware
-from forecast.ingest import PROCESSED_DIR, REJECTED_DIR, ingest_file, pending_files
+from forecast.data import ingest as landing
+from forecast.data.hardware import HARDWARE_COLUMNS, load_hardware
+from forecast.data.ingest import PROCESSED_DIR, REJECTED_DIR, ingest_file, pending_files
 
 REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 HEADER = ",".join(HARDWARE_COLUMNS)

@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 import pytest
+from support.validation import H100_SXM5
 
-from forecast.hardware import get_accelerator, load_hardware
+from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.model import Assumptions, Hardware, assumptions_with
 from forecast.model.latency import latency_wall_flop, latency_wall_params
 from forecast.model.plan import best_plan, plan_terms, step_time
@@ -24,7 +25,6 @@ from forecast.model.scaling import (
     params_for_flop,
 )
 from forecast.model.search import find_walls, utilization_curve
-from forecast.validation import H100_SXM5
 
 # Per-direction SI figures of data/hardware.csv (checked against the table below).
 H100 = H100_SXM5

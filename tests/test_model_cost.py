@@ -1,6 +1,6 @@
 """``forecast.model.cost`` (vectorized) against the full plan search (``forecast.model.search``).
 
-Draws: :func:`forecast.validation.comparison_draws` (real accelerators with every rate scaled by
+Draws: :func:`support.validation.comparison_draws` (real accelerators with every rate scaled by
 a lognormal factor, assumptions uniform in the prior ranges), as in ``test_model_fast.py``.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.validation import comparison_draws
 
 from forecast.model import Assumptions
 from forecast.model.cost import (
@@ -18,7 +19,6 @@ from forecast.model.cost import (
 )
 from forecast.model.params import SECONDS_PER_DAY
 from forecast.model.search import find_walls, utilization_curve
-from forecast.validation import comparison_draws
 
 N_DRAWS = 5
 
@@ -105,9 +105,10 @@ def test_scalar_inputs():
 def test_wall_search_returns_the_same_small_scale_maximum():
     """The propagation takes the small-scale maximum from ``fast_walls`` instead of computing it
     again: the two are the same plans and budgets, bit for bit, and the walls are unchanged."""
+    from support.validation import comparison_draws
+
     from forecast.model.cost import small_scale_max_utilization
     from forecast.model.fast import fast_walls
-    from forecast.validation import comparison_draws
 
     hw, a = comparison_draws(96, 5)
     dm, lat, small = fast_walls(hw, a, small_scale=True)

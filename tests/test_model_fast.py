@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.validation import COMPARISON_PARTS, comparison_draws
 
 from forecast.model import Assumptions, Hardware
 from forecast.model.fast import fast_walls
 from forecast.model.search import find_walls
-from forecast.validation import COMPARISON_PARTS, comparison_draws
 
 AGREE_DEX = 0.05  # issue 11
 N_DRAWS = 16

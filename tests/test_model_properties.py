@@ -25,11 +25,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.validation import H100_SXM5
 
 from forecast.model import Assumptions, Hardware
 from forecast.model.fast import fast_walls
 from forecast.model.search import find_walls, utilization_curve, walls_from_curve
-from forecast.validation import H100_SXM5
 
 pytestmark = pytest.mark.properties
 

@@ -1,4 +1,4 @@
-"""forecast.platform: what a forecast records of the machine it was made on."""
+"""forecast.config.platform: what a forecast records of the machine it was made on."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from forecast import platform as plat
+from forecast.config import platform
 
 AVX512_CPU = (
     "processor\t: 0\nmodel name\t: AMD EPYC 9B14\nflags\t\t: fpu sse4_2 avx fma avx2 avx512f\n"
@@ -17,7 +17,7 @@ AVX2_CPU = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu sse4_2 a
 @pytest.fixture
 def cpuinfo(monkeypatch):
     def use(text: str) -> None:
-        monkeypatch.setattr(plat, "_cpuinfo", lambda: text)
+        monkeypatch.setattr(platform, "_cpuinfo", lambda: text)
 
     return use
 
@@ -46,14 +46,14 @@ def cpuinfo(monkeypatch):
 def test_isa_is_the_cpus_capped_by_xla_flags(cpuinfo, monkeypatch, text, xla_flags, isa, other):
     cpuinfo(text)
     monkeypatch.setenv("XLA_FLAGS", xla_flags)
-    assert plat.cpu_isa() == isa
-    assert plat.other_isa() == other  # from the CPU alone, whatever XLA_FLAGS says
+    assert platform.cpu_isa() == isa
+    assert platform.other_isa() == other  # from the CPU alone, whatever XLA_FLAGS says
 
 
 def test_platform_json_names_cpu_isa_flags_and_versions(cpuinfo, monkeypatch):
     cpuinfo(AVX2_CPU)
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_max_isa=AVX")
-    info = json.loads(plat.platform_json())
+    info = json.loads(platform.platform_json())
     assert info["cpu"] == "AMD EPYC 7B13"
     assert info["isa"] == "AVX"
     assert info["xla_flags"] == "--xla_cpu_max_isa=AVX"
@@ -63,12 +63,12 @@ def test_platform_json_names_cpu_isa_flags_and_versions(cpuinfo, monkeypatch):
 
 def test_platform_without_cpuinfo_falls_back_to_the_machine(cpuinfo):
     cpuinfo("")
-    assert plat.cpu_isa() == plat._platform.machine()
-    assert plat.cpu_model()
-    assert plat.other_isa() == ""  # nothing to emulate: make test-other-isa skips
+    assert platform.cpu_isa() == platform._platform.machine()
+    assert platform.cpu_model()
+    assert platform.other_isa() == ""  # nothing to emulate: make test-other-isa skips
 
 
 def test_a_cap_never_raises_the_level_of_an_old_cpu(cpuinfo, monkeypatch):
     cpuinfo("model name\t: old\nflags\t\t: fpu sse sse2\n")
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_max_isa=AVX2")
-    assert plat.cpu_isa() == "baseline" and plat.other_isa() == ""
+    assert platform.cpu_isa() == "baseline" and platform.other_isa() == ""

@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from forecast.errors import WallcastError
+from forecast.config.errors import WallcastError
 from forecast.priors import (
     PARAMETERS,
     PROPAGATED_KEYS,
@@ -566,7 +566,9 @@ def test_every_key_has_one_role_and_the_key_lists_partition_the_registry() -> No
 
 
 def test_code_key_lists_are_the_registrys() -> None:
-    from forecast import propagate, sensitivity, trends
+    from forecast.analyses import sensitivity
+    from forecast.inference import propagate
+    from forecast.stats import trends
 
     assert propagate.PROPAGATED_KEYS is registry.PROPAGATED_KEYS
     assert sensitivity.TREND_KEYS is registry.TREND_SAMPLED_KEYS
@@ -620,12 +622,12 @@ def test_default_priors_path_honours_the_environment(tmp_path: Path, monkeypatch
 def test_sensitivity_reads_a_forecasts_priors_from_its_text(baseline: PriorSet) -> None:
     from types import SimpleNamespace
 
-    from forecast.sensitivity import _forecast_priors
+    from forecast.store.attrs import read_priors
 
     tree = SimpleNamespace(
         attrs={"priors_text": baseline.text, "priors_name": "baseline", "priors_path": "x.toml"}
     )
-    got = _forecast_priors(tree)
+    got = read_priors(tree.attrs)
     assert got.name == "baseline" and got.keys() == baseline.keys()
     assert got.medians() == baseline.medians()
     assert got["latency.kernel_us"].file == "baseline.toml"
@@ -646,7 +648,7 @@ def test_a_fixed_value_is_accepted_for_every_key(baseline: PriorSet) -> None:
     assert fixed.uncertain_keys() == []
     for key, prior in fixed.priors.items():
         assert prior.is_point and prior.median() == pytest.approx(baseline[key].median()), key
-    from forecast.trends import trend_priors_from_prior_set
+    from forecast.stats.trends import trend_priors_from_prior_set
 
     trend = trend_priors_from_prior_set(fixed)
     assert trend.slope_scale == (0.0,) * 5 and all(trend.fixed_slopes)
@@ -743,10 +745,10 @@ def test_exact_numpyro_distribution_is_the_prior(text):
     ``log_prob`` is the density dF/dx of that ppf, for split and piecewise fits too."""
     import jax
 
-    from forecast.inference import enable_x64
+    from forecast.config.runtime import init_jax
     from forecast.priors import loads
 
-    enable_x64()
+    init_jax()
     key = "training.max_utilization" if "0.55" in text else "latency.kernel_us"
     prior = loads(f'[{key}]\n{text}\nsource = "test"\n', "t.toml", overlay=True)[key]
     d = prior.to_numpyro_exact()

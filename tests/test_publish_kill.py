@@ -15,15 +15,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from forecast.storage import (
-    LATEST_POINTER,
-    LockBusyError,
-    apply_retention,
-    clean_stale,
-    exclusive_lock,
-    latest_forecast_path,
-    publish_forecast,
-)
+from forecast.config.filelock import LockBusyError, exclusive_lock
+from forecast.store.layout import LATEST_POINTER
+from forecast.store.publisher import apply_retention, clean_stale, publish_forecast
+from forecast.store.reader import latest_forecast_path
 
 KEEP = 3
 KILLS = 25
@@ -76,7 +71,7 @@ def test_sigkill_at_random_moments_leaves_latest_complete(tmp_path: Path):
     fid = _fid()
     publish_forecast(_tree(fid), out, fid, keep=KEEP)
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["xarray", "h5netcdf", "forecast.storage"])
+    ctx.set_forkserver_preload(["xarray", "h5netcdf", "forecast.store.reader"])
     rng = random.Random(20260101)
     seen = set()
     interrupted = 0  # kills that landed in the middle of writing a forecast
@@ -135,7 +130,7 @@ def test_clean_stale_removes_only_hidden_leftovers(tmp_path: Path):
 def test_lock_refuses_a_second_holder_with_its_pid(tmp_path: Path):
     lock = tmp_path / "outputs" / ".lock"
     code = (
-        "import sys, time; from forecast.storage import exclusive_lock\n"
+        "import sys, time; from forecast.store.reader import exclusive_lock\n"
         f"with exclusive_lock({str(lock)!r}):\n"
         "    print('held', flush=True); time.sleep(60)\n"
     )

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from forecast.crossing import first_crossing
-from forecast.storage import publish
+from forecast.inference.crossing import first_crossing
+from forecast.store.publisher import publish
 
 REPO = Path(__file__).resolve().parents[1]
 YEARS = np.arange(2024, 2046)
@@ -293,7 +293,7 @@ def test_what_changed_lists_moved_medians_and_data_rows(published, report_files)
 
 
 def test_previous_forecast_is_found_by_id_order(published):
-    from forecast.storage import previous_forecast_path
+    from forecast.store.reader import previous_forecast_path
 
     out, first, second = published
     assert previous_forecast_path(second) == first.resolve()
@@ -350,13 +350,13 @@ UNIT_WORDS = ("FLOP", "year", "Year", "fraction", "bytes", "unitless", "input", 
 
 
 def test_every_chart_has_labelled_axes_with_units(published):
+    from forecast.queries.headline import load_forecast, summary_rows
     from forecast.report import charts
     from forecast.report.drivers import uncertainty_drivers
-    from forecast.report.numbers import load_forecast, summary_rows
 
     fc = load_forecast(published[2])
     grid = np.arange(22.0, 33.0, 0.5)
-    curve = {  # a forecast.walls.curve_record
+    curve = {  # a forecast.analyses.accelerator_walls.curve_record
         "accelerator": "X",
         "precision": "bf16",
         "duration_days": 90.0,
@@ -390,8 +390,8 @@ def test_every_chart_has_labelled_axes_with_units(published):
 
 
 def test_uncertainty_drivers_rank_the_input_that_moves_the_wall_first(published):
+    from forecast.queries.headline import load_forecast
     from forecast.report.drivers import uncertainty_drivers
-    from forecast.report.numbers import load_forecast
 
     fc = load_forecast(published[2])
     drivers, method = uncertainty_drivers(fc, wall="data_movement")
@@ -409,14 +409,15 @@ def real_forecast(tmp_path_factory):
     """A small real forecast: NUTS fit (2 chains x 150 draws, no convergence gate: this checks
     the report, not the fit), propagation on sparse years, assembled and published."""
     import jax
+    from support.fits import fit_trends
 
-    from forecast import pipeline
-    from forecast.inference import fit_trends, init_jax
-    from forecast.trends import trend_priors_from_prior_set
+    from forecast.config.runtime import init_jax
+    from forecast.jobs import forecast_job
+    from forecast.stats.trends import trend_priors_from_prior_set
 
     init_jax()
     out = tmp_path_factory.mktemp("real")
-    inputs = pipeline.load_inputs(scenarios=[])
+    inputs = forecast_job.load_inputs(scenarios=[])
     fit = fit_trends(
         inputs.hardware,
         inputs.frontier_runs,
@@ -428,10 +429,10 @@ def real_forecast(tmp_path_factory):
     )
     years = np.arange(2024, 2046, 3)
     results = {
-        name: pipeline.propagate_scenario(fit, ps, seed=5, years=years)
+        name: forecast_job.propagate_scenario(fit, ps, seed=5, years=years)
         for name, ps in inputs.scenarios.items()
     }
-    tree, fid = pipeline.assemble(inputs, fit, results, seed=5, chains=2, draws=150)
+    tree, fid = forecast_job.assemble(inputs, fit, results, seed=5, chains=2, draws=150)
     return publish(tree, out, fid) / "forecast.nc"
 
 
@@ -477,7 +478,7 @@ REPORT_MODULES = (
     "forecast.report.hardware_walls",
     "forecast.report.html",
     "forecast.report.not_modelled",
-    "forecast.report.numbers",
+    "forecast.queries.headline",
 )
 
 
@@ -563,7 +564,7 @@ def test_accelerator_walls_are_cached_on_the_table_bytes(monkeypatch, tmp_path):
     monkeypatch.setattr(hwm, "_accelerator_walls", search)
     monkeypatch.setattr(hwm, "_CACHE", {})
     table = tmp_path / "hardware.csv"
-    from forecast.walls import hardware_table_path
+    from forecast.analyses.accelerator_walls import hardware_table_path
 
     shutil.copy(hardware_table_path(None), table)
     first = hwm.accelerator_walls(None, ("H100",), hardware=table)

@@ -19,15 +19,19 @@ import xarray as xr
 from test_backtest import _frontier_result
 from test_report import FIRST_ID, md_table, synthetic_tree
 
-from forecast.backtest import CURVE_PROBS, PROBS, OriginResult, add_backtest, backtest_dataset
-from forecast.sensitivity import (
+from forecast.analyses.backtest import (
+    CURVE_PROBS,
+    PROBS,
+    OriginResult,
+    backtest_dataset,
+)
+from forecast.analyses.sensitivity import (
     TARGETS,
     SensitivityResult,
-    add_sensitivity,
     sensitivity_dataset,
 )
-from forecast.storage import publish
-from forecast.trends import METRICS
+from forecast.stats.trends import METRICS
+from forecast.store.publisher import add_groups, publish
 
 INPUTS = [
     "scaling.batch_tokens_2024",
@@ -127,8 +131,8 @@ def analysed(tmp_path_factory):
     """A synthetic forecast, published, with both groups added (as `wallcast analyse` does)."""
     out = tmp_path_factory.mktemp("outputs")
     path = publish(synthetic_tree(FIRST_ID, seed=3), out, FIRST_ID) / "forecast.nc"
-    add_sensitivity(path, sensitivity_dataset(synthetic_sensitivity()))
-    add_backtest(path, backtest_dataset(synthetic_backtest()))
+    add_groups(path, {"sensitivity": sensitivity_dataset(synthetic_sensitivity())})
+    add_groups(path, {"backtest": backtest_dataset(synthetic_backtest())})
     return path
 
 
@@ -278,9 +282,9 @@ def test_deck_without_sensitivity_says_fallback(tmp_path):
 
 
 def test_new_charts_have_labelled_axes_with_units(analysed):
+    from forecast.queries.headline import load_forecast
     from forecast.report import charts
     from forecast.report.drivers import backtest_summary, sobol_drivers
-    from forecast.report.numbers import load_forecast
 
     fc = load_forecast(analysed)
     sd, bt = sobol_drivers(fc), backtest_summary(fc)
@@ -313,9 +317,10 @@ def test_analyse_command_stores_groups_and_regenerates_reports(tmp_path, monkeyp
     tests cover the computations), reports without the per-accelerator plan search."""
     from typer.testing import CliRunner
 
-    import forecast.backtest as bt_module
     import forecast.report as report_module
-    import forecast.sensitivity as sens_module
+    from forecast.analyses import backtest as backtest_module
+    from forecast.analyses import frontier_backtest as frontier_backtest_module
+    from forecast.analyses import sensitivity as sensitivity_module
     from forecast.cli import app
 
     calls: dict = {}
@@ -335,10 +340,10 @@ def test_analyse_command_stores_groups_and_regenerates_reports(tmp_path, monkeyp
         calls["reports"] = Path(path)
         return real_generate(path, out_dir, accelerators=False, previous=False)
 
-    monkeypatch.setattr(sens_module, "run_sensitivity", fake_sensitivity)
-    monkeypatch.setattr(bt_module, "run_backtest", fake_backtest)
+    monkeypatch.setattr(sensitivity_module, "run_sensitivity", fake_sensitivity)
+    monkeypatch.setattr(backtest_module, "run_backtest", fake_backtest)
     frontier = [_frontier_result(2022, [25.4, 26.6], [25.5, 26.5], [True, False])]
-    monkeypatch.setattr(bt_module, "run_frontier_backtest", lambda *a, **k: frontier)
+    monkeypatch.setattr(frontier_backtest_module, "run_frontier_backtest", lambda *a, **k: frontier)
     monkeypatch.setattr(report_module, "generate_reports", fast_generate)
 
     outputs = tmp_path / "outputs"

@@ -16,7 +16,7 @@ import pytest
 import xarray as xr
 from test_report import FIRST_ID, SECOND_ID, synthetic_tree
 
-from forecast.storage import publish
+from forecast.store.publisher import publish
 
 REPO = Path(__file__).resolve().parents[1]
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?(?![\d.])")
@@ -180,9 +180,9 @@ def test_every_number_on_the_main_slides_equals_the_datasets(deck):
 
 def test_recorded_figures_equal_their_text(deck):
     """Each number the deck builder records is shown on its slide, as formatted."""
+    from forecast.queries.headline import load_forecast
     from forecast.report import deck as deck_module
     from forecast.report.changes import what_changed
-    from forecast.report.numbers import load_forecast
 
     path, _, _ = deck
     fc = load_forecast(path)

@@ -21,9 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_report import SECOND_ID, md_table, synthetic_tree
 
-from forecast.formatting import fmt_count, fmt_value
 from forecast.priors.registry import FITTED_INPUTS, PARAMETERS, PROPAGATED_KEYS
-from forecast.storage import publish
+from forecast.queries.formatting import fmt_count, fmt_value
+from forecast.store.publisher import publish
 
 REPO = Path(__file__).resolve().parents[1]
 HEADING = "## What the data says"
@@ -127,7 +127,7 @@ CHECKS = xr.Dataset(
     },
     coords={"likelihood": ["depth", "domain"], "prob": [0.5, 0.8, 0.95]},
 )
-"""A ``/predictive_checks`` group (the layout of :func:`forecast.checks.loo_checks`)."""
+"""A ``/predictive_checks`` group (the layout of :func:`forecast.inference.loo.loo_checks`)."""
 
 
 def group(path: Path, name: str) -> xr.Dataset:
@@ -220,9 +220,9 @@ def test_one_sentence_per_fitted_input_with_the_trees_quantiles(evidence):
 
 
 def test_prior_posterior_chart_panels_show_the_trees_intervals(evidence):
+    from forecast.queries.headline import load_forecast
     from forecast.report import charts
     from forecast.report.evidence import fitted_inputs
-    from forecast.report.numbers import load_forecast
 
     path, _ = evidence
     items = fitted_inputs(load_forecast(path))
@@ -271,7 +271,7 @@ def joint_sensitivity(kinds: bool = True) -> xr.Dataset:
     inputs (and trend growth) marked as drawn from the posterior, as ``wallcast analyse`` does."""
     from test_report_analyses import synthetic_sensitivity
 
-    from forecast.sensitivity import sensitivity_dataset
+    from forecast.analyses.sensitivity import sensitivity_dataset
 
     ds = sensitivity_dataset(synthetic_sensitivity())
     if kinds:
@@ -291,10 +291,10 @@ def priors_only_sensitivity() -> xr.Dataset:
 
 def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     from forecast.report import write_report_files
-    from forecast.storage import add_group
+    from forecast.store.publisher import add_groups
 
     path = publish(evidence_tree(SECOND_ID, seed=6), tmp_path / "o", SECOND_ID) / "forecast.nc"
-    add_group(path, "sensitivity", joint_sensitivity())
+    add_groups(path, {"sensitivity": joint_sensitivity()})
     md = write_report_files(path, tmp_path / "r", accelerators=False)["report_md"].read_text()
     part = section(md, "## What drives the uncertainty")
     sens = group(path, "sensitivity")
@@ -307,9 +307,9 @@ def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     assert {r[2] for r in rows if r[-1] == "posterior"} == set(fitted)
     assert "inputs fitted to data enter through their joint posterior" in part  # the caption
     assert "Before → after" not in part  # no priors-only ranking stored
+    from forecast.queries.headline import load_forecast
     from forecast.report import charts
     from forecast.report.drivers import sobol_drivers
-    from forecast.report.numbers import load_forecast
 
     fig = charts.sobol_chart(sobol_drivers(load_forecast(path)))
     for ax in fig.axes:
@@ -321,11 +321,12 @@ def test_sobol_before_after_for_the_batch_level(tmp_path):
     from pptx import Presentation
 
     from forecast.report import generate_reports
-    from forecast.storage import add_group
+    from forecast.store.publisher import add_groups
 
     path = publish(evidence_tree(SECOND_ID, seed=8), tmp_path / "o", SECOND_ID) / "forecast.nc"
-    add_group(path, "sensitivity", joint_sensitivity())
-    add_group(path, "sensitivity_prior", priors_only_sensitivity())
+    add_groups(
+        path, {"sensitivity": joint_sensitivity(), "sensitivity_prior": priors_only_sensitivity()}
+    )
     written = generate_reports(path, tmp_path / "r", accelerators=False, previous=False)
     part = section(written["report_md"].read_text(), "## What drives the uncertainty")
     after, before = group(path, "sensitivity"), group(path, "sensitivity_prior")
@@ -397,15 +398,16 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     from pptx import Presentation
     from test_report_analyses import synthetic_backtest
 
-    from forecast.backtest import add_backtest, backtest_dataset
+    from forecast.analyses.backtest import backtest_dataset
     from forecast.report import write_deck_file
     from forecast.report.textfit import overflows
-    from forecast.storage import add_group
+    from forecast.store.publisher import add_groups
 
     path = publish(evidence_tree(SECOND_ID, seed=7), tmp_path / "o", SECOND_ID) / "forecast.nc"
-    add_group(path, "sensitivity", joint_sensitivity())
-    add_group(path, "sensitivity_prior", priors_only_sensitivity())
-    add_backtest(path, backtest_dataset(synthetic_backtest()))
+    add_groups(
+        path, {"sensitivity": joint_sensitivity(), "sensitivity_prior": priors_only_sensitivity()}
+    )
+    add_groups(path, {"backtest": backtest_dataset(synthetic_backtest())})
     prs = Presentation(str(write_deck_file(path, tmp_path / "d", previous=False)))
     titles = [s.shapes.title.text for s in prs.slides]
     assert 8 <= len(titles) <= 11, titles

@@ -15,17 +15,13 @@ from test_backtest import _frontier_result
 from test_report import FIRST_ID, md_table, synthetic_tree
 from test_report_analyses import synthetic_backtest
 
-from forecast.backtest import (
-    add_backtest,
-    add_frontier_backtest,
-    backtest_dataset,
-    frontier_backtest_dataset,
-)
-from forecast.formatting import fmt_flop, fmt_year
-from forecast.frozen import frozen_dataset
-from forecast.query import interval
+from forecast.analyses.backtest import backtest_dataset
+from forecast.analyses.frontier_backtest import frontier_backtest_dataset
+from forecast.analyses.frozen_hardware import frozen_dataset
+from forecast.queries.answers import interval
+from forecast.queries.formatting import fmt_flop, fmt_year
 from forecast.report.frontier import FROZEN_HEADING
-from forecast.storage import add_group, publish
+from forecast.store.publisher import add_groups, publish
 
 BACKTEST_HEADING = "## Can the trends be trusted? (backtest)"
 
@@ -45,8 +41,10 @@ def analysed(tmp_path_factory):
         _frontier_result(2018, [24.1, 24.8, 25.3, 26.4], [24.0] * 4, [True, True, True, False]),
         _frontier_result(2022, [25.4, 26.6], [25.5, 26.5], [True, True], n_train=8),
     ]
-    add_frontier_backtest(path, frontier_backtest_dataset(results))
-    add_backtest(path, backtest_dataset(synthetic_backtest()))  # the deck's backtest slide
+    add_groups(path, {"frontier_backtest": frontier_backtest_dataset(results)})
+    add_groups(
+        path, {"backtest": backtest_dataset(synthetic_backtest())}
+    )  # the deck's backtest slide
     tree = xr.open_datatree(path, engine="h5netcdf")
     post = tree["posterior"].to_dataset().load()
     years = tree["forecast"]["year"].values.astype(float)
@@ -63,7 +61,7 @@ def analysed(tmp_path_factory):
         precision="bf16",
         duration_days=90.0,
     )
-    add_group(path, "frozen_hardware", ds)
+    add_groups(path, {"frozen_hardware": ds})
     return path
 
 

@@ -1,4 +1,4 @@
-"""Per-law NumPyro likelihoods (forecast.scaling_fits): the shortfall distribution, each law fitted
+"""Per-law NumPyro likelihoods (forecast.stats.scaling_laws): the shortfall distribution, each law fitted
 alone on the shipped evidence tables (2 chains x 300 draws), literature checks, held-out coverage."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from forecast.evidence import load_model_shapes, load_scaleup_domains
-from forecast.scaling_fits import (
+from forecast.analyses.law_holdout import fit_law, holdout_coverage
+from forecast.data.evidence import load_model_shapes, load_scaleup_domains
+from forecast.stats.scaling_laws import (
     BATCH_REFERENCE_FLOP,
     LawData,
     NormalBelowCeiling,
@@ -22,8 +23,6 @@ from forecast.scaling_fits import (
     depth_table,
     domain_growth_model,
     domain_table,
-    fit_law,
-    holdout_coverage,
     utilization_law_model,
     utilization_table,
 )

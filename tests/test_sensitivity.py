@@ -9,15 +9,15 @@ import pytest
 import xarray as xr
 from typer.testing import CliRunner
 
-from forecast.sensitivity import (
+from forecast.analyses.sensitivity import (
     TARGETS,
     forecast_anchors,
-    ranking_rows,
     saltelli_design,
     sensitivity_dataset,
     sobol_indices,
 )
-from forecast.storage import add_group
+from forecast.queries.analyses import ranking_rows
+from forecast.store.publisher import add_groups
 
 # ----------------------------------------------------------------------------- array layer
 
@@ -81,10 +81,10 @@ def test_sobol_indices_rejects_bad_shapes():
 
 @pytest.fixture(scope="module")
 def model_result():
-    from forecast.hardware import load_hardware
-    from forecast.paths import default_priors_path
+    from forecast.analyses.sensitivity import data_anchors, run_sensitivity
+    from forecast.config.paths import default_priors_path
+    from forecast.data.hardware import load_hardware
     from forecast.priors import load_priors
-    from forecast.sensitivity import data_anchors, run_sensitivity
 
     prior_set = load_priors(default_priors_path())
     anchors = data_anchors(load_hardware(), prior_set)
@@ -151,9 +151,9 @@ def test_add_group_keeps_other_groups_and_attrs(tmp_path):
         {"total": (("target", "input"), np.ones((2, 3)))},
         coords={"target": ["a", "b"], "input": ["x", "y", "z"]},
     )
-    add_group(path, "sensitivity", ds)
+    add_groups(path, {"sensitivity": ds})
     assert path.stat().st_mode & 0o777 == 0o644  # a published file stays readable by everyone
-    add_group(path, "sensitivity", ds * 0.5)  # replacing a group works too
+    add_groups(path, {"sensitivity": ds * 0.5})  # replacing a group works too
     tree = xr.open_datatree(path, engine="h5netcdf")
     assert set(tree.children) == {"posterior", "forecast", "sensitivity"}
     assert tree.attrs["id"] == "test-id"

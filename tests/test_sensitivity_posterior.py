@@ -9,19 +9,19 @@ import pytest
 import xarray as xr
 from scipy import special, stats
 
-from forecast.priors import load_priors, loads
-from forecast.priors.posterior import normal_scores_correlation, posterior_prior
-from forecast.priors.registry import FITTED_INPUTS
-from forecast.sensitivity import (
+from forecast.analyses.sensitivity import (
     BASIS_GROUPS,
     _correlate,
-    comparison_rows,
     posterior_basis,
     prior_basis,
     run_sensitivity,
     saltelli_design,
     sensitivity_dataset,
 )
+from forecast.priors import load_priors, loads
+from forecast.priors.posterior import normal_scores_correlation, posterior_prior
+from forecast.priors.registry import FITTED_INPUTS
+from forecast.queries.analyses import comparison_rows
 
 METRICS = ("flops", "hbm_bandwidth", "hbm_capacity", "scaleup_bandwidth", "scaleout_bandwidth")
 BATCH_LOG10_SD = 0.02  # dex: the fixture's batch posterior, 25x narrower than the prior's 0.52
@@ -42,7 +42,7 @@ def fixture_tree(
 ) -> xr.DataTree:
     """A small synthetic forecast tree with the shared interface's posterior variables and an
     ``input_provenance`` that says every fitted key was fitted (``kinds``: other kinds)."""
-    from forecast.paths import default_priors_path
+    from forecast.config.paths import default_priors_path
 
     provenance = {}
     for key, fit in FITTED_INPUTS.items():
@@ -108,7 +108,7 @@ def fixture_tree(
 
 @pytest.fixture(scope="module")
 def baseline():
-    from forecast.paths import default_priors_path
+    from forecast.config.paths import default_priors_path
 
     return load_priors(default_priors_path())
 
@@ -166,7 +166,7 @@ def test_normal_scores_correlation_is_the_copula_correlation():
 def test_copula_keeps_marginals_and_gives_the_correlation():
     a, _, _ = saltelli_design(4096, 3, seed=5)
     corr = np.array([[1.0, 0.6], [0.6, 1.0]])
-    from forecast.sensitivity import Basis
+    from forecast.analyses.sensitivity import Basis
 
     basis = Basis("posterior", None, {}, {}, {"law": (("x", "y"), corr)})
     u = _correlate(a, ["x", "z", "y"], basis)
@@ -206,7 +206,7 @@ def test_posterior_basis_draws_fitted_inputs_from_the_posterior(baseline):
 
 
 def test_scenario_overlay_keeps_its_distribution(baseline):
-    from forecast.pipeline import scenario_path
+    from forecast.data.inputs import scenario_path
     from forecast.priors import load_overlay
 
     overlay = load_overlay(scenario_path("aggressive-batch"))
@@ -330,14 +330,15 @@ def test_full_index_of_the_first_input_of_a_correlated_law(baseline):
 
 
 def test_stored_groups_by_basis(tmp_path, baseline):
-    from forecast.sensitivity import add_sensitivity
+    from forecast.analyses.sensitivity import sensitivity_dataset
+    from forecast.store.publisher import add_groups
 
     keys = ["scaling.batch_tokens_2024", "frontier.compute_growth_per_year"]
     path = tmp_path / "forecast.nc"
     fixture_tree().to_netcdf(path, engine="h5netcdf")
     for basis in (prior_basis(baseline), posterior_basis(fixture_tree(), baseline)):
         res = run_sensitivity(basis, {}, n=64, keys=keys, model=_additive, n_bootstrap=10)
-        add_sensitivity(path, res, BASIS_GROUPS[res.basis])
+        add_groups(path, {BASIS_GROUPS[res.basis]: sensitivity_dataset(res)})
     tree = xr.open_datatree(path, engine="h5netcdf")
     assert set(BASIS_GROUPS.values()) <= set(tree.children)
     assert tree["sensitivity"].attrs["sensitivity_basis"] == "posterior"
@@ -355,12 +356,12 @@ def test_wall_model_on_a_posterior_forecast_stores_both_bases(tmp_path):
     comparison in 'sensitivity_prior', same inputs; the CLI prints before -> after."""
     from typer.testing import CliRunner
 
-    from forecast import analysis
     from forecast.cli import app
+    from forecast.jobs import analyse_job
 
     path = tmp_path / "forecast.nc"
     fixture_tree().to_netcdf(path, engine="h5netcdf")
-    run = analysis.sensitivity(path, samples=16, compare_prior=True)
+    run = analyse_job.sensitivity(path, samples=16, compare_prior=True)
     assert run.basis == "posterior" and run.stored_in == path and not run.notes
     post, prior = run.dataset, run.prior_dataset
     assert list(post["input"].values) == list(prior["input"].values)

@@ -19,7 +19,7 @@ from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
 from forecast.priors import load_overlay
-from forecast.storage import latest_forecast_path
+from forecast.store.reader import latest_forecast_path
 
 pytestmark = [
     pytest.mark.slow,

@@ -1,4 +1,4 @@
-"""Tests of the trend models (forecast.trends) and their runner (forecast.inference)."""
+"""Tests of the trend models (forecast.stats.trends) and their runner (forecast.inference.fit)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,14 @@ import pandas as pd
 import pytest
 from numpyro.handlers import condition
 from numpyro.infer import Predictive
+from support.fits import fit_trends
+from support.validation import H100_SXM5
 
-from forecast.errors import WallcastError
-from forecast.inference import (
-    ConvergenceError,
-    check_convergence,
-    convergence_report,
-    fit_observations,
-    fit_trends,
-    posterior_draws,
-    posterior_predictive,
-    prior_predictive,
-)
-from forecast.trends import (
+from forecast.config.errors import WallcastError
+from forecast.inference.draws import posterior_draws, posterior_predictive, prior_predictive
+from forecast.inference.fit import fit_observations
+from forecast.inference.gate import ConvergenceError, check_convergence, convergence_report
+from forecast.stats.trends import (
     METRIC_COLUMNS,
     METRICS,
     FrontierObservations,
@@ -37,7 +32,6 @@ from forecast.trends import (
     trend_observations,
     trend_priors_from_prior_set,
 )
-from forecast.validation import H100_SXM5
 
 H100_FLOPS = H100_SXM5.flops
 
@@ -46,13 +40,13 @@ H100_FLOPS = H100_SXM5.flops
 
 
 def _hardware_frame() -> pd.DataFrame:
-    from forecast.hardware import load_hardware
+    from forecast.data.hardware import load_hardware
 
     return load_hardware()
 
 
 def _frontier_frame() -> pd.DataFrame:
-    from forecast.hardware import load_frontier_runs
+    from forecast.data.hardware import load_frontier_runs
 
     return load_frontier_runs()
 
@@ -421,7 +415,7 @@ def test_same_seed_gives_identical_posterior(short_fits):
 
 
 def test_a_fixed_growth_is_a_zero_scale_slope_prior():
-    from forecast.trends import _growth_to_slope
+    from forecast.stats.trends import _growth_to_slope
 
     loc, scale = _growth_to_slope(4.0, 4.0, 4.0)  # epoch-2030.toml: frontier growth value = 4
     assert loc == pytest.approx(math.log10(4.0)) and scale == 0.0
@@ -533,7 +527,7 @@ def test_frontier_tail_weight_is_fitted_by_default_and_fixed_when_given():
     :class:`TrendPriors` fixes it; a fixed value is a deterministic site (so the gate skips it)."""
     from numpyro.handlers import seed, trace
 
-    from forecast.trends import frontier_compute_model
+    from forecast.stats.trends import frontier_compute_model
 
     years, y, spec = np.array([2019.0, 2021.0]), np.array([23.0, 24.3]), np.array([False, True])
     base = dict(slope_loc=(0.1,) * 5, slope_scale=(0.1,) * 5)

@@ -1,4 +1,4 @@
-"""The walls service (forecast.walls): the records of ``wallcast walls --json`` and ``curve``."""
+"""The walls service (forecast.analyses.accelerator_walls): the records of ``wallcast walls --json`` and ``curve``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from forecast.cli import app
-from forecast.formatting import fmt_log10_flop
-from forecast.walls import (
+from forecast.analyses.accelerator_walls import (
     SEARCH_LOG10_FLOP_RANGE,
     WallsInputError,
     curve_record,
@@ -24,6 +22,8 @@ from forecast.walls import (
     walls_record,
     walls_records,
 )
+from forecast.cli import app
+from forecast.queries.formatting import fmt_log10_flop
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -147,7 +147,7 @@ def test_record_is_json_ready_and_callers_cannot_corrupt_the_cache():
 
 
 def test_record_by_row_equals_record_by_name(records):
-    from forecast.hardware import get_accelerator, load_hardware
+    from forecast.data.hardware import get_accelerator, load_hardware
 
     row = get_accelerator(load_hardware(), "A100 SXM4 80GB")
     assert walls_record(row) == records[1]
@@ -233,6 +233,6 @@ def test_curve_carries_the_walls_and_stops_at_the_latency_wall(records):
 
 
 def test_importing_the_service_does_not_import_jax():
-    code = "import sys, forecast.walls; assert 'jax' not in sys.modules, 'jax imported'"
+    code = "import sys, forecast.analyses.accelerator_walls; assert 'jax' not in sys.modules, 'jax imported'"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -1,7 +1,7 @@
 """``wallcast sensitivity``, ``wallcast backtest`` and ``wallcast analyse``: analyses of a forecast.
 
 The orchestration (what each analysis runs on, where it is stored) is
-:mod:`forecast.analysis`; these commands parse options, call it and print its tables.
+:mod:`forecast.jobs.analyse_job`; these commands parse options, call it and print its tables.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from forecast.cli.options import (
     SeedOpt,
     WallYearStepOpt,
 )
-from forecast.constants import SENSITIVITY_SAMPLES, SENSITIVITY_WALL_YEAR_STEP
+from forecast.config.constants import SENSITIVITY_SAMPLES, SENSITIVITY_WALL_YEAR_STEP
 
 _SAMPLES_HELP = (
     "Sobol base samples N (N x (k+2) model evaluations). The default keeps `make run` in its "
@@ -69,10 +69,10 @@ def sensitivity(
     percentile, every other input at its median. With --forecast, the inputs the forecast
     fitted (scaling laws, utilization, domain growth, trends) come from its posterior.
     """
-    from forecast import analysis
-    from forecast.sensitivity import comparison_rows, ranking_rows
+    from forecast.jobs import analyse_job
+    from forecast.queries.analyses import comparison_rows, ranking_rows
 
-    run = analysis.sensitivity(
+    run = analyse_job.sensitivity(
         forecast,
         priors=priors,
         scenario=scenario,
@@ -151,10 +151,10 @@ def backtest(
 
     --json prints {"hardware": [...], "frontier_compute": [...]} (the second empty with
     --no-frontier)."""
-    from forecast import analysis
-    from forecast.backtest import coverage_rows, frontier_coverage_rows
+    from forecast.jobs import analyse_job
+    from forecast.queries.analyses import coverage_rows, frontier_coverage_rows
 
-    run = analysis.backtest(
+    run = analyse_job.backtest(
         forecast=forecast,
         data_dir=data_dir,
         priors=priors,
@@ -219,12 +219,12 @@ def analyse(
     The backtest refits against the data folder the forecast was made from."""
     import time
 
-    from forecast import analysis
     from forecast.cli.query import forecast_path
     from forecast.cli.tables import analysis_summary
+    from forecast.jobs import analyse_job
 
     start = time.perf_counter()
-    done = analysis.analyse(
+    done = analyse_job.analyse(
         forecast_path(forecast, outputs_dir),
         samples=samples,
         backtest_draws=backtest_draws,

@@ -1,6 +1,6 @@
 """The ``wallcast`` Typer application and what every command shares: error reporting, JSON.
 
-Errors derived from :class:`forecast.errors.WallcastError` are reported as one line
+Errors derived from :class:`forecast.config.errors.WallcastError` are reported as one line
 ``error: ...`` on stderr with exit status 2, without a traceback.  Usage errors (bad options)
 also exit with 2, as click does.
 """
@@ -42,7 +42,7 @@ def reports_errors[F: Callable[..., Any]](fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from forecast.errors import WallcastError
+        from forecast.config.errors import WallcastError
 
         try:
             return fn(*args, **kwargs)
@@ -96,8 +96,8 @@ def _is_click_error(exc: BaseException) -> bool:
 
 def main() -> None:
     """Entry point of the ``wallcast`` console script and ``python -m forecast``."""
-    from forecast.errors import WallcastError
-    from forecast.paths import configure_jax_cache
+    from forecast.config.errors import WallcastError
+    from forecast.config.paths import configure_jax_cache
 
     # Compiled NUTS kernels and wall searches are reused across commands and weekly refreshes
     # (`make run`'s analyse and walls steps reuse what `wallcast run` compiled); BENCHMARKS.md.

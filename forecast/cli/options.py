@@ -1,7 +1,7 @@
 """Option types shared by the commands, and the one set of refresh options.
 
 An option that means the same thing in two commands is declared once here, with one name and one
-help text.  Folders default to None everywhere: :mod:`forecast.paths` fills them (environment
+help text.  Folders default to None everywhere: :mod:`forecast.config.paths` fills them (environment
 overrides included), at one level.
 
 ``run``, ``ingest`` and ``serve`` all start a refresh of the forecast; their refresh options
@@ -160,14 +160,14 @@ class RefreshOptions:
     year_step: int = 1
     keep: int = 20
     report: bool = True
-    propagate_draws: int = 1000  # forecast.pipeline.DEFAULT_PROPAGATE_DRAWS (no import here)
+    propagate_draws: int = 1000  # forecast.config.settings.DEFAULT_PROPAGATE_DRAWS (no import here)
 
     def years(self) -> list[float] | None:
         """The output grid: every ``year_step``-th year of the default grid and its last year
         (None: every year, the default)."""
         if self.year_step == 1:
             return None
-        from forecast.propagate import DEFAULT_YEARS
+        from forecast.inference.propagate import DEFAULT_YEARS
 
         years = [float(y) for y in DEFAULT_YEARS[:: self.year_step]]
         if years[-1] != float(DEFAULT_YEARS[-1]):
@@ -175,7 +175,7 @@ class RefreshOptions:
         return years
 
     def flow_parameters(self, *, absolute: bool = False) -> dict[str, Any]:
-        """Parameters of the ``refresh-forecast`` flow; None where :mod:`forecast.paths` fills
+        """Parameters of the ``refresh-forecast`` flow; None where :mod:`forecast.config.paths` fills
         the default.  ``absolute``: resolve paths (deployments run in another process)."""
 
         def path(p: Path | None) -> str | None:

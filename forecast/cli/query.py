@@ -20,7 +20,7 @@ from forecast.cli.options import ForecastOpt, JsonOpt, OutDirOpt, OutputsDirOpt,
 
 def forecast_path(forecast: Path | None, outputs_dir: Path | None = None) -> Path:
     """The forecast file a reading command works on (see the module docstring)."""
-    from forecast.storage import resolve_forecast_path
+    from forecast.store.reader import resolve_forecast_path
 
     return resolve_forecast_path(forecast if forecast is not None else outputs_dir)
 
@@ -61,11 +61,11 @@ def query(
 ) -> None:
     """Median and credible interval of when / at what FLOP a wall is hit, or of what the walls
     cost the frontier run of a year (no JAX import)."""
-    from forecast.query import answer, json_ready
+    from forecast.queries.answers import answer, json_ready
 
     path = forecast_path(forecast, outputs_dir)
     out = answer(path, wall.value if wall else None, what.value, scenario, prob, year)
-    if json_out:  # the same object as the API's GET /v1/query (forecast.query.query_json)
+    if json_out:  # the same object as the API's GET /v1/query (forecast.queries.answers.query_json)
         typer.echo(json.dumps(json_ready(out), indent=2))
         return
     from forecast.cli.tables import cost_line, query_line

@@ -43,7 +43,7 @@ own messages and every failed task's traceback)."""
 
 def log_level() -> int:
     """The level named by :data:`LOG_LEVEL_ENV` (default INFO), or a WallcastError."""
-    from forecast.errors import WallcastError
+    from forecast.config.errors import WallcastError
 
     name = os.environ.get(LOG_LEVEL_ENV, "INFO").strip().upper() or "INFO"
     level = logging.getLevelNamesMapping().get(name)
@@ -92,13 +92,15 @@ def quiet_user_error_tracebacks() -> None:
 def preflight(refresh: RefreshOptions) -> None:
     """Validate data, priors, scenarios and the outputs folder before any Prefect import: bad
     input fails in about a second with one ``error:`` line instead of inside the flow."""
-    from forecast import paths, pipeline, storage
+    from forecast import store
+    from forecast.config import paths
+    from forecast.jobs import forecast_job
 
     options = refresh.flow_parameters()
-    pipeline.load_inputs(
+    forecast_job.load_inputs(
         options["priors"], options["data_dir"], options["scenarios"], scenario_dir=None
     )
-    storage.check_outputs_writable(paths.outputs_dir(options["outputs_dir"]))
+    store.check_outputs_writable(paths.outputs_dir(options["outputs_dir"]))
 
 
 def _run_refresh(
@@ -131,7 +133,7 @@ def start_prefect_server() -> None:
         server_dies_with_parent,
         start_embedded_server,
     )
-    from forecast.errors import WallcastError
+    from forecast.config.errors import WallcastError
 
     server_dies_with_parent()
     try:
@@ -149,7 +151,7 @@ def prefect_connection_errors() -> Iterator[None]:
     from prefect.exceptions import PrefectHTTPStatusError
     from prefect.settings import PREFECT_API_URL
 
-    from forecast.errors import WallcastError
+    from forecast.config.errors import WallcastError
 
     advice = (
         "nothing was published and the latest forecast is kept; run the command again "
@@ -182,8 +184,9 @@ INGEST_REFRESH_LOCK_WAIT_S = 3600.0
 
 def _refuse_while_refreshing(refresh: RefreshOptions) -> None:
     """Raise LockBusyError ("another refresh is running") before anything is merged."""
-    from forecast import paths
-    from forecast.storage import LOCK_FILE, exclusive_lock
+    from forecast.config import paths
+    from forecast.config.filelock import exclusive_lock
+    from forecast.store.layout import LOCK_FILE
 
     lock = paths.outputs_dir(refresh.outputs_dir) / LOCK_FILE
     if lock.is_file():  # no lock file: no refresh has ever run there
@@ -193,8 +196,8 @@ def _refuse_while_refreshing(refresh: RefreshOptions) -> None:
 
 def _print_refresh(result: dict[str, Any], json_out: bool) -> None:
     from forecast.cli.tables import summary_table as format_summary
-    from forecast.query import summary_table
-    from forecast.storage import load_forecast_group
+    from forecast.queries.answers import summary_table
+    from forecast.store.reader import load_forecast_group
 
     states = result["task_states"]
     cached = result["cached"]
@@ -287,7 +290,7 @@ def ingest(
     data folder's own tables are refused.  With --refresh, a refresh already running on the
     outputs folder refuses the ingest before anything is merged (exit 2, try again later).
     """
-    from forecast.ingest import ingest_file
+    from forecast.data.ingest import ingest_file
 
     if then_refresh:
         _refuse_while_refreshing(refresh)

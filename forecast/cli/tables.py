@@ -1,4 +1,4 @@
-"""Every plain-text table and summary line the commands print (numbers via forecast.formatting).
+"""Every plain-text table and summary line the commands print (numbers via forecast.queries.formatting).
 
 Each function returns text and prints nothing; the commands echo it.  JSON output never goes
 through here: it carries plain floats.
@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from forecast.formatting import (
+from forecast.queries.formatting import (
     fmt_days,
     fmt_flop,
     fmt_interval,
@@ -42,9 +42,9 @@ def render(
 
 
 def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> str:
-    """``wallcast walls``: one line per accelerator (records of :func:`forecast.walls.walls_records`),
+    """``wallcast walls``: one line per accelerator (records of :func:`forecast.analyses.accelerator_walls.walls_records`),
     with footnotes for gap-filled figures."""
-    from forecast.walls import SEARCH_LOG10_FLOP_RANGE, wall_log10_flop
+    from forecast.analyses.accelerator_walls import SEARCH_LOG10_FLOP_RANGE, wall_log10_flop
 
     header = ["accelerator", "max util", "data-movement wall", "latency wall", "tp", "layout"]
     header += ["pp", "microbatches", "dp", "accelerators"]
@@ -110,7 +110,7 @@ def latency_wall_text(
 
 def summary_table(rows: list[dict]) -> str:
     """Median and interval of hit year and hit FLOP per scenario and wall
-    (rows of :func:`forecast.query.summary_table`)."""
+    (rows of :func:`forecast.queries.answers.summary_table`)."""
     pct = fmt_pct(rows[0]["year"]["prob"]) if rows else "80%"
     header = ["scenario", "wall", f"hit year (median, {pct})", f"hit FLOP (median, {pct})"]
     header.append("not hit")
@@ -284,7 +284,7 @@ def frontier_backtest_table(rows: list[dict], header_line: str) -> str:
 
 def analysis_summary(analysis: Any) -> str:
     """``wallcast analyse``: the largest driver per target and the backtest's 80% coverage
-    (``analysis`` is a :class:`forecast.analysis.Analysis`)."""
+    (``analysis`` is a :class:`forecast.jobs.analyse_job.Analysis`)."""
     lines = [
         f"Sensitivity: Sobol total-order indices ({_BASIS_TEXT[analysis.sensitivity.basis]}), "
         f"N = {analysis.samples} "
@@ -320,7 +320,7 @@ def analysis_summary(analysis: Any) -> str:
                 f"{row['median_error_dex']:+.2f} dex"
             )
     if analysis.frozen is not None:
-        from forecast.frozen import summary
+        from forecast.analyses.frozen_hardware import summary
 
         ds = analysis.frozen.dataset
         dm = summary(ds, "data_movement")

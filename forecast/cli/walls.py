@@ -1,6 +1,6 @@
 """``wallcast walls``, ``wallcast latency-wall`` and ``wallcast curve``: the walls of accelerators.
 
-``walls`` and ``curve`` call the walls service (:mod:`forecast.walls`, shared with the report);
+``walls`` and ``curve`` call the walls service (:mod:`forecast.analyses.accelerator_walls`, shared with the report);
 JAX and the model are imported inside the commands (``import forecast.cli`` stays light).
 """
 
@@ -50,7 +50,7 @@ def walls(
         raise typer.BadParameter(
             "--moe-active cannot exceed --moe-experts", param_hint="--moe-active"
         )
-    from forecast.walls import walls_records
+    from forecast.analyses.accelerator_walls import walls_records
 
     rows = walls_records(
         accelerator,
@@ -158,7 +158,7 @@ def curve(
 ) -> None:
     """Plot best achievable utilization against training compute, with both walls marked."""
     check_positive(duration_days, "--duration-days")
-    from forecast.walls import curve_record, select_accelerators
+    from forecast.analyses.accelerator_walls import curve_record, select_accelerators
 
     curves = [
         curve_record(acc, duration_days=duration_days, precision=precision.value)

@@ -1,13 +1,9 @@
-"""Pure model functions (JAX, float64, no I/O).
+"""The plan physics: pure JAX functions of hardware, model shape and plan (float64, no I/O).
 
-Importing this package enables JAX's 64-bit mode: FLOP counts reach 1e36 and step times 1e-6 s,
-which float32 cannot hold side by side.
+Callers switch JAX to float64 first (:func:`forecast.config.runtime.init_jax`); the searches check
+it (:func:`forecast.config.runtime.require_x64`).
 """
 
-import jax
-
-jax.config.update("jax_enable_x64", True)
-
-from forecast.model.params import Assumptions, Hardware, assumptions_with  # noqa: E402
+from forecast.model.params import Assumptions, Hardware, assumptions_with
 
 __all__ = ["Assumptions", "Hardware", "assumptions_with"]

@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import (
     best_from_terms,
@@ -57,7 +58,7 @@ RANKED_STEPS = 6  # bisection steps that rank every plan (later ones reuse the s
 SCAN_ANCHOR_EVERY = 4  # scan points per ranking of every plan (0.2 dex)
 VERIFY_SHORTLIST = 24  # plans that confirm a dip found on the scan's shortlist
 VERIFY_ROUNDS = 3  # false alarms dropped per draw
-_SCAN = jnp.arange(21.0, 28.01, 0.5)  # budgets scanned for the small-scale maximum
+_SCAN = np.arange(21.0, 28.01, 0.5)  # budgets scanned for the small-scale maximum
 SCAN_STEP_DEX = 0.05  # the full search's grid spacing
 DIP_WINDOW_DEX = 1.2  # how far below the bisection's crossing the scan looks for a dip
 PIPELINE_OPTIONS = 13  # pp = 1, 2, ..., 4096, as the full search
@@ -345,6 +346,7 @@ def fast_walls(
     steps on 20 dex); the data-movement wall as many, then ``DIP_WINDOW_DEX / SCAN_STEP_DEX``
     scan points and ``DIP_STEPS`` bisection steps inside a dip's bracket.
     """
+    require_x64()
     a = Assumptions() if a is None else a
     grids = tuple(
         PlanGrid(*(jnp.asarray(x) for x in g))

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import best_plan, best_plan_over_m
 from forecast.model.scaling import model_shape
@@ -105,6 +106,7 @@ def utilization_curve(
     hw: Hardware, a: Assumptions | None = None, log10_flop=None, grid: PlanGrid | None = None
 ) -> Curve:
     """Best achievable utilization (and its plan) at each compute budget (log10 FLOP)."""
+    require_x64()
     a = Assumptions() if a is None else a
     log10_flop = jnp.asarray(
         DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop, dtype=jnp.float64

@@ -13,7 +13,7 @@ role                meaning                                                     
 ==================  ==================================================================  ==========
 
 A ``trend_growth`` / ``trend_level`` key names the fitted series it belongs to (``series``): a
-hardware metric of :data:`forecast.trends.METRICS` or ``"frontier_compute"``.
+hardware metric of :data:`forecast.stats.trends.METRICS` or ``"frontier_compute"``.
 """
 
 from __future__ import annotations
@@ -339,10 +339,10 @@ def keys_with_role(*roles: Role) -> tuple[str, ...]:
 
 
 PROPAGATED_KEYS: tuple[str, ...] = keys_with_role("propagated")
-"""Keys drawn per posterior draw by the propagation (``forecast.propagate``)."""
+"""Keys drawn per posterior draw by the propagation (``forecast.inference.propagate``)."""
 
 TREND_KEYS: tuple[str, ...] = keys_with_role("trend_growth", "trend_level", "trend_noise")
-"""Keys that set the priors of the NumPyro trend fit (``forecast.trends``)."""
+"""Keys that set the priors of the NumPyro trend fit (``forecast.stats.trends``)."""
 
 TREND_SAMPLED_KEYS: tuple[str, ...] = keys_with_role("trend_growth", "trend_level")
 """Trend keys that are inputs of the sensitivity analysis (growth rates, the 2024 frontier level)."""
@@ -353,7 +353,7 @@ class FittedInput:
     """A propagated input that the joint model fits to data (issue 12).
 
     ``law`` names the likelihood (``depth``, ``batch``, ``utilization``, ``domain``; see
-    :mod:`forecast.scaling_fits`), ``variable`` the posterior variable that holds it in the
+    :mod:`forecast.stats.scaling_laws`), ``variable`` the posterior variable that holds it in the
     model's units (the prior key's unit), ``table`` the data table under ``data/`` it is fitted to.
     The key's entry in the base prior file is the prior of that parameter; a scenario overlay
     that sets the key replaces the fitted posterior with its own distribution (a what-if).

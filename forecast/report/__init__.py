@@ -2,8 +2,8 @@
 
 ``generate_reports`` is what the refresh flow calls after each publish; the ``wallcast report``
 and ``wallcast deck`` commands call :func:`write_report_files` and :func:`write_deck_file`.
-Every number comes from the dataset (:mod:`forecast.report.numbers`, ``changes``, ``drivers``)
-or, for today's accelerators, from the walls service (:mod:`forecast.walls`, through
+Every number comes from the dataset (:mod:`forecast.queries.headline`, ``changes``, ``drivers``)
+or, for today's accelerators, from the walls service (:mod:`forecast.analyses.accelerator_walls`, through
 :mod:`forecast.report.hardware_walls`).
 """
 
@@ -14,19 +14,30 @@ from typing import Any
 
 import matplotlib
 
-matplotlib.use("Agg")
+matplotlib.use("Agg")  # before pyplot is imported by the chart modules: no display
+
+import xarray as xr  # noqa: E402
+
+from forecast import store  # noqa: E402
+from forecast.queries.headline import Forecast, from_tree, load_forecast  # noqa: E402
+from forecast.report.changes import what_changed  # noqa: E402
+from forecast.report.deck import write_deck  # noqa: E402
+from forecast.report.hardware_walls import CURVE_ACCELERATORS, accelerator_walls  # noqa: E402
+from forecast.report.html import write_report  # noqa: E402
 
 __all__ = ["generate_reports", "write_deck_file", "write_report_files"]
 
 
-def _load(forecast_path: str | Path, previous: str | Path | None | bool):
-    from forecast.report.changes import what_changed
-    from forecast.report.numbers import load_forecast
-    from forecast.storage import previous_forecast_path
-
-    fc = load_forecast(forecast_path)
+def _load(
+    forecast_path: str | Path,
+    previous: str | Path | None | bool,
+    tree: xr.DataTree | None = None,
+) -> tuple[Forecast, Any]:
+    """The forecast (``tree`` when the caller has read it) and what changed since ``previous``."""
+    path = store.resolve_forecast_path(forecast_path)
+    fc = load_forecast(path) if tree is None else from_tree(tree, path)
     if previous is True or previous is None:
-        prev_path = previous_forecast_path(fc.path)
+        prev_path = store.previous_forecast_path(fc.path)
     elif previous is False:
         prev_path = None
     else:
@@ -42,18 +53,21 @@ def write_report_files(
     previous: str | Path | None | bool = None,
     accelerators: bool | list[str] = True,
     curve_accelerators: list[str] | None = None,
+    tree: xr.DataTree | None = None,
 ) -> dict[str, Any]:
     """report.html, report.md (and report_files/) for a forecast; default out: its folder.
 
     ``previous``: None/True finds the previous published forecast, False compares with none,
     a path compares with that one.  ``accelerators``: True computes every accelerator of the
     hardware table (the walls service's plan search, JAX, about a minute), a list only those,
-    False skips the section.
+    False skips the section.  ``tree``: the forecast, when the caller has already read it.
     """
-    from forecast.report.hardware_walls import CURVE_ACCELERATORS, accelerator_walls
-    from forecast.report.html import write_report
+    return _write_report(
+        *_load(forecast_path, previous, tree), out_dir, accelerators, curve_accelerators
+    )
 
-    fc, changes = _load(forecast_path, previous)
+
+def _write_report(fc, changes, out_dir, accelerators, curve_accelerators) -> dict[str, Any]:
     aw = None
     if accelerators is not False:
         names = None if accelerators is True else list(accelerators)
@@ -68,23 +82,28 @@ def write_deck_file(
     out_dir: str | Path | None = None,
     *,
     previous: str | Path | None | bool = None,
+    tree: xr.DataTree | None = None,
 ) -> Path:
     """deck.pptx for a forecast; default out: its folder."""
-    from forecast.report.deck import write_deck
-
-    fc, changes = _load(forecast_path, previous)
-    out = Path(out_dir) if out_dir is not None else fc.path.parent
-    return write_deck(fc, out, changes)
+    fc, changes = _load(forecast_path, previous, tree)
+    return write_deck(fc, Path(out_dir) if out_dir is not None else fc.path.parent, changes)
 
 
 def generate_reports(
-    forecast_path: str | Path, out_dir: str | Path | None = None, **kwargs: Any
+    forecast_path: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    previous: str | Path | None | bool = None,
+    accelerators: bool | list[str] = True,
+    curve_accelerators: list[str] | None = None,
+    tree: xr.DataTree | None = None,
 ) -> dict[str, Path]:
     """Write report.html, report.md and deck.pptx beside the forecast (or in ``out_dir``).
 
-    Returns ``{"report_html": ..., "report_md": ..., "deck": ...}``.  Keyword arguments go to
-    :func:`write_report_files` (``previous``, ``accelerators``, ``curve_accelerators``).
+    Returns ``{"report_html": ..., "report_md": ..., "deck": ...}``; the options are those of
+    :func:`write_report_files`.  The forecast (and the previous one) is read once for both.
     """
-    report = write_report_files(forecast_path, out_dir, **kwargs)
-    deck = write_deck_file(forecast_path, out_dir, previous=kwargs.get("previous"))
+    fc, changes = _load(forecast_path, previous, tree)
+    report = _write_report(fc, changes, out_dir, accelerators, curve_accelerators)
+    deck = write_deck(fc, Path(out_dir) if out_dir is not None else fc.path.parent, changes)
     return {"report_html": report["report_html"], "report_md": report["report_md"], "deck": deck}

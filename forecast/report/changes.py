@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from forecast.formatting import fmt_flop, fmt_year
-from forecast.report.numbers import PROB, Forecast, summary_rows, wall_label
+from forecast.queries.formatting import fmt_flop, fmt_year
+from forecast.queries.headline import PROB, Forecast, summary_rows, wall_label
 
 MOVED_YEARS = 0.05  # a median that moved by less (it prints the same to 1 decimal) is unchanged
 MOVED_DEX = 0.05  # log10 FLOP: a change the 2-digit FLOP numbers show

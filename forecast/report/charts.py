@@ -22,11 +22,11 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from forecast.constants import REFERENCE_YEAR
-from forecast.formatting import fmt_count
+from forecast.analyses.accelerator_walls import wall_log10_flop
+from forecast.config.constants import REFERENCE_YEAR
+from forecast.queries.formatting import fmt_count
+from forecast.queries.headline import Forecast, band_quantiles, wall_label
 from forecast.report.drivers import Backtest, SobolDrivers
-from forecast.report.numbers import Forecast, band_quantiles, wall_label
-from forecast.walls import wall_log10_flop
 
 # Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
 OKABE_ITO = (
@@ -361,7 +361,7 @@ def utilization_chart(
 ) -> Figure:
     """Best achievable utilization against training compute, both walls marked.
 
-    ``curves``: records of :func:`forecast.walls.curve_record`, one line each (same run
+    ``curves``: records of :func:`forecast.analyses.accelerator_walls.curve_record`, one line each (same run
     duration and precision; at least one).
     """
     if not curves:

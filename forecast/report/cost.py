@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from forecast.formatting import fmt_days, fmt_multiplier, fmt_pct, fmt_year, sci
-from forecast.query import interval
-from forecast.report.numbers import (
+from forecast.queries.answers import interval
+from forecast.queries.formatting import fmt_days, fmt_multiplier, fmt_pct, fmt_year, sci
+from forecast.queries.headline import (
     PROB,
     Forecast,
     calendar_year,

@@ -2,7 +2,7 @@
 
 16:9, titles 32 pt, body text 18-24 pt, charts from :mod:`forecast.report.charts` at slide
 scale (same palette and style as the report).  Every number comes from
-the forecast through :mod:`forecast.report.numbers` and its siblings.
+the forecast through :mod:`forecast.queries.headline` and its siblings.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.util import Emu, Inches, Pt
 
-from forecast.formatting import fmt_flop, fmt_year
+from forecast.queries.formatting import fmt_flop, fmt_year
+from forecast.queries.headline import Forecast, assumptions, headline, summary_rows, wall_label
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.cost import (
@@ -45,7 +46,6 @@ from forecast.report.evidence import (
     provenance_rows,
 )
 from forecast.report.frontier import frontier_backtest_summary, frozen_summary
-from forecast.report.numbers import Forecast, assumptions, headline, summary_rows, wall_label
 from forecast.report.textfit import text_width_pt
 
 WIDTH, HEIGHT = Inches(13.333), Inches(7.5)

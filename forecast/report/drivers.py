@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from forecast.formatting import fmt_pct, sci
-from forecast.report.numbers import Forecast, wall_label
+from forecast.queries.formatting import fmt_pct, sci
+from forecast.queries.headline import Forecast, wall_label
 
 # ----------------------------------------------------------------------------- uncertainty drivers
 

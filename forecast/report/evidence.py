@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from forecast.formatting import fmt_count, fmt_pct, fmt_value
 from forecast.priors.registry import FITTED_INPUTS, PARAMETERS
+from forecast.queries.formatting import fmt_count, fmt_pct, fmt_value
+from forecast.queries.headline import PROB, Forecast
 from forecast.report.cost import Figure
-from forecast.report.numbers import PROB, Forecast
 
 __all__ = [
     "InputEvidence",

@@ -1,10 +1,10 @@
 """Two report sections about the frontier run, drawn from groups that ``wallcast analyse`` adds.
 
-* ``frontier_backtest`` (:func:`forecast.backtest.frontier_backtest_dataset`): the rolling-origin
+* ``frontier_backtest`` (:func:`forecast.analyses.frontier_backtest.frontier_backtest_dataset`): the rolling-origin
   backtest of the frontier training-compute trend, shown in the backtest section beside the
   hardware backtest (table per origin and pooled, and a chart of held-out records against their
   80% predictive intervals).
-* ``frozen_hardware`` (:func:`forecast.frozen.frozen_dataset`): the paper's framing, hardware
+* ``frozen_hardware`` (:func:`forecast.analyses.frozen_hardware.frozen_dataset`): the paper's framing, hardware
   frozen at the H100, beside the full forecast whose hardware improves, with a paragraph that says
   why they differ.
 
@@ -23,11 +23,11 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from forecast.formatting import fmt_flop, fmt_interval, fmt_pct, fmt_year, sci
-from forecast.query import interval
+from forecast.queries.answers import interval
+from forecast.queries.formatting import fmt_flop, fmt_interval, fmt_pct, fmt_year, sci
+from forecast.queries.headline import PROB, Forecast, wall_label
 from forecast.report import charts
 from forecast.report.drivers import backtest_settings
-from forecast.report.numbers import PROB, Forecast, wall_label
 
 FROZEN_HEADING = "The paper's framing: today's hardware, frozen"
 PAPER_DM_WALL_FLOP = 1e28  # [erdil2024] abstract: utilization falls beyond ~1e28 FLOP (H100)
@@ -235,7 +235,7 @@ class FrozenHardware:
 
 def frozen_summary(fc: Forecast, prob: float = PROB) -> FrozenHardware | None:
     """Frozen and full hit years per wall, or None without the group."""
-    from forecast.frozen import summary
+    from forecast.analyses.frozen_hardware import summary
 
     ds = fc.group("frozen_hardware")
     if ds is None or "hit_year" not in ds:

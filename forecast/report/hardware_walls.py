@@ -1,6 +1,6 @@
 """The report's section on today's accelerators: both walls of each, and a few utilization curves.
 
-Every number comes from the walls service (:mod:`forecast.walls`), as records identical to what
+Every number comes from the walls service (:mod:`forecast.analyses.accelerator_walls`), as records identical to what
 ``wallcast walls --json`` prints and ``wallcast curve`` plots; this module only chooses which
 accelerators to show and lays out their table.  JAX runs inside the service, not here.
 """
@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forecast.errors import UnknownAcceleratorError
-from forecast.formatting import fmt_log10_flop
-from forecast.walls import (
+from forecast.analyses.accelerator_walls import (
     CURVE_LOG10_FLOP_RANGE,
     DEFAULT_DURATION_DAYS,
     DEFAULT_PRECISION,
@@ -25,6 +23,8 @@ from forecast.walls import (
     wall_log10_flop,
     walls_records,
 )
+from forecast.config.errors import UnknownAcceleratorError
+from forecast.queries.formatting import fmt_log10_flop
 
 __all__ = [
     "CURVE_ACCELERATORS",
@@ -51,8 +51,8 @@ REPORT_CURVE_STEP_LOG10 = 0.05
 
 @dataclass
 class AcceleratorWalls:
-    """The section's records: :func:`forecast.walls.walls_record` per table row and
-    :func:`forecast.walls.curve_record` per charted accelerator."""
+    """The section's records: :func:`forecast.analyses.accelerator_walls.walls_record` per table row and
+    :func:`forecast.analyses.accelerator_walls.curve_record` per charted accelerator."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     curves: list[dict[str, Any]] = field(default_factory=list)
@@ -85,7 +85,7 @@ def accelerator_walls(
     Callers get their own copy."""
     import copy
 
-    from forecast.walls import hardware_table_hash
+    from forecast.analyses.accelerator_walls import hardware_table_hash
 
     key = (
         None if names is None else tuple(names),

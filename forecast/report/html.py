@@ -13,7 +13,17 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from forecast.formatting import fmt_flop, fmt_pct, fmt_year
+from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
+from forecast.queries.headline import (
+    PROB,
+    Forecast,
+    assumptions,
+    headline,
+    provenance,
+    summary_rows,
+    summary_table_cells,
+    wall_label,
+)
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.cost import (
@@ -44,16 +54,6 @@ from forecast.report.evidence import (
 from forecast.report.frontier import frontier_backtest_blocks, frozen_blocks
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
 from forecast.report.not_modelled import not_modelled
-from forecast.report.numbers import (
-    PROB,
-    Forecast,
-    assumptions,
-    headline,
-    provenance,
-    summary_rows,
-    summary_table_cells,
-    wall_label,
-)
 
 FILES_DIR = "report_files"
 BACKTEST_HEADING = "Can the trends be trusted? (backtest)"
@@ -408,7 +408,7 @@ def checks_blocks(fc: Forecast, blocks: list[Block]) -> None:
     ds = fc.group("predictive_checks")
     if ds is None or "loo_coverage" not in ds:
         return
-    from forecast.checks import check_rows
+    from forecast.inference.loo import check_rows
 
     blocks.append(Block("p", CHECKS_NOTE))
     rows = []

@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
-from forecast.errors import WallcastError
+from forecast.config.errors import WallcastError
 from forecast.service.backend import (
     Backend,
     BadParameterError,
@@ -79,7 +79,7 @@ def create_app(
     outputs_dir: str | Path | None = None, data_dir: str | Path | None = None
 ) -> FastAPI:
     """The API and dashboard over ``outputs_dir`` (default: ``WALLCAST_OUTPUTS_DIR`` or outputs/)."""
-    from forecast.paths import outputs_dir as resolve_outputs
+    from forecast.config.paths import outputs_dir as resolve_outputs
     from forecast.service import dashboard
     from forecast.service.routes import forecasts, query, walls
 

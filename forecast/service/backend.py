@@ -38,18 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from forecast.errors import WallcastError
-from forecast.paths import hardware_path, outputs_dir
-from forecast.query import COST_VARIABLES, WHATS, interval, json_ready, query_json
+from forecast.config.errors import WallcastError
+from forecast.config.paths import hardware_path, outputs_dir
+from forecast.queries.answers import COST_VARIABLES, WHATS, interval, json_ready, query_json
 from forecast.service.guard import ECHO_CHARS, MAX_ROWS, ClientGoneError, RowLimitError, shown
-from forecast.storage import (
-    FORECAST_FILE,
-    FORECASTS_DIR,
-    LATEST_POINTER,
-    ForecastReadError,
-    read_layout,
-    read_variable,
-)
+from forecast.store.layout import FORECAST_FILE, FORECASTS_DIR, LATEST_POINTER
+from forecast.store.reader import ForecastReadError, read_layout, read_variable
 
 log = logging.getLogger("wallcast.service")
 
@@ -64,7 +58,7 @@ float (a wall moves by ~0.5 % per day of a 90-day run)."""
 POINTER_MAX_BYTES = 4096
 CURVE_LOG10_FLOP = (22.0, 33.0)  # as `wallcast curve`
 CURVE_STEP = 0.05
-# Forecast ids are `YYYYMMDDTHHMMSSZ-<8 hex>` (forecast.storage.forecast_id); any id a request
+# Forecast ids are `YYYYMMDDTHHMMSSZ-<8 hex>` (forecast.store.identity.forecast_id); any id a request
 # names must match this and be a folder listed in outputs/forecasts/.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 DOWNLOADS = {
@@ -675,7 +669,7 @@ class Backend:
         if not accelerators:
             names = all_names
         else:
-            from forecast.hardware import get_accelerator
+            from forecast.data.hardware import get_accelerator
 
             df = _hardware_frame(str(table), digest)
             names = []
@@ -750,7 +744,7 @@ def _year_value(raw: str) -> float:
 def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
     import xarray as xr
 
-    from forecast.report.numbers import Forecast, headline
+    from forecast.queries.headline import Forecast, headline
 
     meta = _read_meta(key)
     data = {}
@@ -802,7 +796,7 @@ def model_cache_size() -> int:
 
 
 def _file_hash(path: Path) -> str:
-    from forecast.walls import hardware_table_hash
+    from forecast.analyses.accelerator_walls import hardware_table_hash
 
     if not path.is_file():
         raise WallcastError(f"{path}: no such hardware table")
@@ -811,14 +805,14 @@ def _file_hash(path: Path) -> str:
 
 @lru_cache(maxsize=8)
 def _hardware_frame(table: str, digest: str):
-    from forecast.hardware import load_hardware
+    from forecast.data.hardware import load_hardware
 
     return load_hardware(table)
 
 
 @lru_cache(maxsize=8)
 def _accelerator_list(table: str, digest: str) -> tuple[dict, ...]:
-    from forecast.hardware import get_accelerator
+    from forecast.data.hardware import get_accelerator
 
     df = _hardware_frame(table, digest)
     out = []
@@ -835,15 +829,15 @@ def _accelerator_list(table: str, digest: str) -> tuple[dict, ...]:
 
 
 def _compute_walls(table: Path, name: str, duration_days: float, precision: str) -> dict:
-    """One entry of ``wallcast walls --json`` (the walls service, :mod:`forecast.walls`)."""
-    from forecast.walls import walls_record
+    """One entry of ``wallcast walls --json`` (the walls service, :mod:`forecast.analyses.accelerator_walls`)."""
+    from forecast.analyses.accelerator_walls import walls_record
 
     return walls_record(name, duration_days=duration_days, precision=precision, hardware=table)
 
 
 def _compute_curve(table: Path, name: str, duration_days: float, precision: str) -> dict:
     """Best utilization on the explorer's compute grid (the walls service's curve record)."""
-    from forecast.walls import curve_record
+    from forecast.analyses.accelerator_walls import curve_record
 
     record = curve_record(
         name,

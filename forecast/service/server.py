@@ -26,7 +26,7 @@ def run_api(
     host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, outputs_dir: str | Path | None = None
 ) -> None:
     """Serve until interrupted (Ctrl-C)."""
-    from forecast.errors import WallcastError
+    from forecast.config.errors import WallcastError
 
     server = _server(host, port, outputs_dir, "info")
     try:

@@ -31,8 +31,8 @@ from adversarial.harness import (
     run_cli_in_process,
     snapshot,
 )
-from forecast.hardware import HARDWARE_COLUMNS, load_hardware
-from forecast.ingest import MAX_FILE_BYTES, MAX_REASONS, MAX_ROWS_PER_FILE
+from forecast.data.hardware import HARDWARE_COLUMNS, load_hardware
+from forecast.data.ingest import MAX_FILE_BYTES, MAX_REASONS, MAX_ROWS_PER_FILE
 
 REPO_DATA = Path(__file__).resolve().parents[2] / "data"
 HEADER = list(HARDWARE_COLUMNS)

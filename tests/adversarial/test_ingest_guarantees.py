@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from adversarial.harness import assert_clean_error, run_cli, snapshot
 from adversarial.test_ingest_corpus import GOOD, REPO_DATA, row, table
-from forecast.errors import UnknownAcceleratorError
-from forecast.hardware import (
+from forecast.config.errors import UnknownAcceleratorError
+from forecast.config.filelock import exclusive_lock
+from forecast.data.hardware import (
     HARDWARE_COLUMNS,
     get_accelerator,
     load_hardware,
@@ -25,8 +26,8 @@ from forecast.hardware import (
     read_strings,
     validate_hardware,
 )
-from forecast.ingest import REJECTED_DIR, ingest_file
-from forecast.storage import LOCK_FILE, exclusive_lock
+from forecast.data.ingest import REJECTED_DIR, ingest_file
+from forecast.store.layout import LOCK_FILE
 
 NUMERIC = (
     "peak_dense_16bit_flops",
@@ -171,7 +172,7 @@ def test_a_preexisting_reason_without_its_file_is_not_overwritten(data_dir: Path
 
 
 def test_a_failed_archive_write_leaves_no_partial_pair(data_dir: Path, monkeypatch):
-    from forecast import ingest
+    from forecast.data import ingest
 
     def full(fd: int, data) -> None:
         raise OSError(28, "No space left on device")
@@ -191,7 +192,7 @@ def test_a_failed_archive_write_leaves_no_partial_pair(data_dir: Path, monkeypat
 
 
 def test_the_table_size_limit(data_dir: Path, monkeypatch):
-    from forecast import ingest
+    from forecast.data import ingest
 
     monkeypatch.setattr(ingest, "MAX_HARDWARE_ROWS", 25)  # 24 curated rows
     src = data_dir / "incoming" / "two.csv"

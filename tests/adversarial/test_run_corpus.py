@@ -81,11 +81,11 @@ class Project:
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An outputs folder with one small forecast published by forecast.storage (the stored
+    """An outputs folder with one small forecast published by forecast.store.reader (the stored
     reference's forecast variables), made once per module."""
     import xarray as xr
 
-    from forecast import storage
+    from forecast import store
 
     ref = xr.open_dataset(REPO_ROOT / "tests" / "reference" / "small_forecast.nc")
     forecast = ref[["wall_flop", "frontier_flop", "hit_year", "hit_flop"]].load()
@@ -94,7 +94,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"/": xr.Dataset(attrs={"id": FORECAST_ID}), "/forecast": forecast}
     )
     outputs = tmp_path_factory.mktemp("published") / "outputs"
-    storage.publish_forecast(tree, outputs, FORECAST_ID)
+    store.publish_forecast(tree, outputs, FORECAST_ID)
     return outputs
 
 

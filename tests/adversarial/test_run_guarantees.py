@@ -37,9 +37,9 @@ def _small_tree(forecast_id: str):
 
 
 def _published(outputs: Path) -> Path:
-    from forecast import storage
+    from forecast import store
 
-    published, _ = storage.publish_forecast(
+    published, _ = store.publish_forecast(
         _small_tree("20260101T000000Z-first"), outputs, "20260101T000000Z-first"
     )
     return published
@@ -48,7 +48,7 @@ def _published(outputs: Path) -> Path:
 def test_publish_onto_a_full_disk_cleans_up_and_keeps_latest(tmp_path: Path, monkeypatch) -> None:
     """ENOSPC half-way through writing the file: StorageError naming the folder, no temporary
     folder left, ``latest`` still names the previous forecast."""
-    from forecast import storage
+    from forecast import store
 
     outputs = tmp_path / "outputs"
     first = _published(outputs)
@@ -58,12 +58,14 @@ def test_publish_onto_a_full_disk_cleans_up_and_keeps_latest(tmp_path: Path, mon
         Path(path).write_bytes(b"\x89HDF partial")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(storage, "write_tree", full_disk)
-    with pytest.raises(storage.StorageError, match="No space left on device"):
-        storage.publish_forecast(_small_tree("x"), outputs, "20260102T000000Z-second")
+    from forecast.store import publisher as store_publish
+
+    monkeypatch.setattr(store_publish, "write_tree", full_disk)
+    with pytest.raises(store.StorageError, match="No space left on device"):
+        store.publish_forecast(_small_tree("x"), outputs, "20260102T000000Z-second")
     assert sorted(p.name for p in (outputs / "forecasts").iterdir()) == [first.name]
     assert snapshot(outputs) == before
-    assert storage.latest_forecast_path(outputs) == first / storage.FORECAST_FILE
+    assert store.latest_forecast_path(outputs) == first / store.FORECAST_FILE
 
 
 def _can_mount_tmpfs(where: Path) -> bool:
@@ -90,8 +92,8 @@ sys.path[:0] = [{str(REPO_ROOT)!r}, {str(REPO_ROOT / "tests")!r}]
 from adversarial.test_run_guarantees import _small_tree
 from forecast import storage
 try:
-    storage.publish_forecast(_small_tree("x"), {str(mnt / "out")!r}, "20260101T000000Z-x")
-except storage.StorageError as e:
+    store.publish_forecast(_small_tree("x"), {str(mnt / "out")!r}, "20260101T000000Z-x")
+except store.StorageError as e:
     print("StorageError:", e)
 """
         proc = subprocess.run(
@@ -109,8 +111,6 @@ def test_read_only_outputs_folder_is_refused_before_the_flow(tmp_path: Path, mon
     """As root chmod does not stop writes, so the probe write is made to fail with EROFS."""
     import tempfile
 
-    from forecast import storage
-
     real = tempfile.TemporaryFile
 
     def read_only(*args, **kwargs):
@@ -118,7 +118,7 @@ def test_read_only_outputs_folder_is_refused_before_the_flow(tmp_path: Path, mon
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), kwargs["dir"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(storage.tempfile, "TemporaryFile", read_only)
+    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
     outputs = tmp_path / "outputs"
     outputs.mkdir()
     proc = run_main(["run", "--outputs-dir", str(outputs), "--draws", "50", "--chains", "1"])
@@ -201,15 +201,15 @@ def test_embedded_prefect_server_dies_with_a_sigkilled_parent(tmp_path: Path) ->
 
 
 def test_scenario_names_are_unique_and_the_same_file_twice_is_one_scenario() -> None:
-    from forecast import pipeline
-    from forecast.errors import WallcastError
+    from forecast.config.errors import WallcastError
+    from forecast.jobs import forecast_job
 
     cases = Path(__file__).resolve().parent / "cases" / "run"
     twin = str(cases / "twin-a.toml")
-    inputs = pipeline.load_inputs(scenarios=["baseline", twin, twin])
+    inputs = forecast_job.load_inputs(scenarios=["baseline", twin, twin])
     assert list(inputs.scenarios) == ["baseline", "twin"]
     assert inputs.scenarios["twin"]["training.duration_days"].median() == 120.0
     assert inputs.scenarios["baseline"]["training.duration_days"].median() == 90.0
     with pytest.raises(WallcastError, match="'twin'.*twin-a.toml") as info:
-        pipeline.load_inputs(scenarios=[twin, str(cases / "twin-b.toml")])
+        forecast_job.load_inputs(scenarios=[twin, str(cases / "twin-b.toml")])
     assert str(info.value).startswith(str(cases / "twin-b.toml"))

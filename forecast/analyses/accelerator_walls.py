@@ -1,0 +1,316 @@
+"""The walls service: both walls of one accelerator, and its utilization-vs-compute curve.
+
+The one place that turns "accelerator X, a run of D days at precision P" into walls.  Used by
+``wallcast walls`` and ``wallcast curve``, by the report's per-accelerator section and (later) by
+the HTTP API.  Every function takes plain hashable arguments (an accelerator name or table row,
+numbers, strings, a table path) and returns a plain JSON-ready record (floats, ints, strings,
+lists, ``None``); nothing here prints or formats.
+
+:func:`walls_record` returns exactly what ``wallcast walls --json`` prints for one accelerator.
+:func:`curve_record` returns the best utilization at each compute budget of a grid, with both
+walls, for the ``curve`` command and the report's chart.  The plan search itself
+(:func:`forecast.model.search.find_walls`) runs once per distinct (hardware, assumptions) pair
+in a process: results are cached on those numbers, so a caller that asks twice (the report's
+table and its chart) pays once.  A service that caches whole records across processes can key
+them on :func:`hardware_table_hash` and the arguments.
+
+JAX is imported inside the functions: importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from forecast.config.errors import WallcastError
+from forecast.config.runtime import init_jax
+
+if TYPE_CHECKING:
+    from forecast.data.hardware import Accelerator
+    from forecast.model.params import Assumptions, Hardware
+    from forecast.model.search import Walls
+
+
+DEFAULT_DURATION_DAYS = 90.0
+
+
+DEFAULT_PRECISION = "bf16"
+
+
+#: The plan search's compute grid (log10 FLOP); a wall outside it is ``None`` in a record.
+#: Kept equal to ``forecast.model.search.DEFAULT_LOG10_FLOP_GRID``'s ends (a test checks).
+SEARCH_LOG10_FLOP_RANGE = (20.0, 40.0)
+
+
+#: The compute range (log10 FLOP) and step of a utilization curve, as ``wallcast curve`` draws it.
+CURVE_LOG10_FLOP_RANGE = (22.0, 33.0)
+
+
+CURVE_STEP_LOG10 = 0.02
+
+
+_WALL_LABELS = {"data_movement": "data-movement wall", "latency": "latency wall"}
+
+
+class WallsInputError(WallcastError, ValueError):
+    """An argument of the walls service out of range (duration, MoE settings)."""
+
+
+def hardware_table_path(hardware: str | Path | None = None) -> Path:
+    """The accelerator table used: ``hardware`` if given, else the data folder's ``hardware.csv``
+    (``WALLCAST_DATA_DIR`` honoured, see :mod:`forecast.config.paths`)."""
+    from forecast.config.paths import hardware_path
+
+    return Path(hardware) if hardware is not None else hardware_path()
+
+
+def hardware_table_hash(hardware: str | Path | None = None) -> str:
+    """SHA-256 of the accelerator table's bytes: with the other arguments, a cache key for records."""
+    from forecast.data.hardware import data_hash
+
+    return data_hash(hardware_table_path(hardware))
+
+
+def select_accelerators(
+    names: Sequence[str] | None = None, hardware: str | Path | None = None
+) -> list[Accelerator]:
+    """Accelerators by name (exact, unique part or whole word), in order and deduplicated;
+    every row of the table when ``names`` is empty.  Unknown names raise
+    :class:`forecast.config.errors.UnknownAcceleratorError` with the closest names."""
+    from forecast.data.hardware import get_accelerator, load_hardware
+
+    df = load_hardware(hardware_table_path(hardware))
+    wanted = [str(n) for n in df["name"].tolist()] if not names else list(names)
+    out: list[Accelerator] = []
+    seen: set[str] = set()
+    for name in wanted:
+        acc = get_accelerator(df, name)
+        if acc.name not in seen:
+            seen.add(acc.name)
+            out.append(acc)
+    return out
+
+
+def _accelerator(accelerator: str | Accelerator, hardware: str | Path | None) -> Accelerator:
+    if isinstance(accelerator, str):
+        return select_accelerators([accelerator], hardware)[0]
+    return accelerator
+
+
+def _check_inputs(duration_days: float, moe_experts: int, moe_active_experts: int) -> None:
+    if not (duration_days > 0 and math.isfinite(duration_days)):
+        raise WallsInputError(f"duration_days must be a positive number, got {duration_days}")
+    if moe_experts < 1 or moe_active_experts < 1:
+        raise WallsInputError(
+            f"moe_experts and moe_active_experts must be at least 1, got "
+            f"{moe_experts} and {moe_active_experts}"
+        )
+    if moe_active_experts > moe_experts:
+        raise WallsInputError(
+            f"moe_active_experts ({moe_active_experts}) cannot exceed moe_experts ({moe_experts})"
+        )
+
+
+def _model_inputs(
+    acc: Accelerator,
+    duration_days: float,
+    precision: str,
+    moe_experts: int,
+    moe_active_experts: int,
+) -> tuple[Hardware, Assumptions, list[str]]:
+    """The model's hardware and assumptions for one request, and the gap-filling sentences."""
+    from forecast.model.accelerators import bytes_per_number, hardware_from_accelerator
+    from forecast.model.params import assumptions_with
+
+    _check_inputs(duration_days, moe_experts, moe_active_experts)
+    a = assumptions_with(
+        duration_days=duration_days,
+        bytes_per_number=bytes_per_number(precision),
+        moe_experts=float(moe_experts),
+        moe_active_experts=float(moe_active_experts),
+    )
+    hw, notes = hardware_from_accelerator(acc, precision)
+    return hw, a, notes
+
+
+@functools.lru_cache(maxsize=256)
+def _search(hw: Hardware, a: Assumptions) -> Walls:
+    """The full plan search (JAX), once per distinct pair of numbers in this process.
+
+    The returned ``plan_at_wall`` dict is shared between calls: copy it before changing it.
+    """
+    init_jax()
+    from forecast.model.search import find_walls
+
+    return find_walls(hw, a)
+
+
+def _beyond_grid_note(label: str, log10_flop: float) -> str | None:
+    if not math.isinf(log10_flop):
+        return None
+    lo, hi = SEARCH_LOG10_FLOP_RANGE
+    if log10_flop > 0:
+        return f"{label} beyond the search grid (above 1e{hi:.0f} FLOP)"
+    return f"{label} below the search grid (under 1e{lo:.0f} FLOP)"
+
+
+def _finite_or_none(x: float) -> float | None:
+    return None if math.isinf(x) else x
+
+
+def walls_record(
+    accelerator: str | Accelerator,
+    *,
+    duration_days: float = DEFAULT_DURATION_DAYS,
+    precision: str = DEFAULT_PRECISION,
+    moe_experts: int = 1,
+    moe_active_experts: int = 1,
+    hardware: str | Path | None = None,
+    assumptions: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """Both walls of one accelerator, the maximum utilization and the best plan at the
+    data-movement wall: one entry of ``wallcast walls --json``.
+
+    ``assumptions``: fields of :class:`forecast.model.params.Assumptions` set on top of the
+    defaults and the other arguments (e.g. a forecast's scaling inputs); unknown names raise
+    :class:`WallsInputError`.
+
+    ``accelerator`` is a name (looked up in ``hardware``, default ``data/hardware.csv``) or a
+    table row.  Keys: ``accelerator``, ``precision``, ``duration_days``, ``moe_experts``,
+    ``moe_active_experts``, ``utilization_threshold``, ``max_utilization`` (fraction of peak),
+    ``data_movement_wall_flop`` / ``latency_wall_flop`` (FLOP) and their ``_log10_flop`` twins
+    (``None`` beyond the search grid, 1e20 to 1e40 FLOP, and ``note`` says on which side),
+    ``plan_at_wall`` (``None`` without a finite data-movement wall), ``hardware`` (the model's
+    figures, SI), ``assumptions`` (gap-filling sentences) and ``note``.
+    """
+    from forecast.model.search import UTILIZATION_THRESHOLD
+
+    acc = _accelerator(accelerator, hardware)
+    hw, a, notes = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
+    if assumptions:
+        unknown = sorted(set(assumptions) - set(a._fields))
+        if unknown:
+            raise WallsInputError(f"unknown assumption fields {unknown}")
+        a = a._replace(**{k: float(v) for k, v in assumptions.items()})
+    w = _search(hw, a)
+    dm, lat = float(w.data_movement_wall_log10_flop), float(w.latency_wall_log10_flop)
+    grid_notes = [
+        n
+        for n in (
+            _beyond_grid_note(_WALL_LABELS["data_movement"], dm),
+            _beyond_grid_note(_WALL_LABELS["latency"], lat),
+        )
+        if n
+    ]
+    return {
+        "accelerator": acc.name,
+        "precision": precision,
+        "duration_days": duration_days,
+        "moe_experts": moe_experts,
+        "moe_active_experts": moe_active_experts,
+        "utilization_threshold": UTILIZATION_THRESHOLD,
+        "max_utilization": float(w.max_utilization),
+        "data_movement_wall_flop": None if math.isinf(dm) else 10.0**dm,
+        "data_movement_wall_log10_flop": _finite_or_none(dm),
+        "latency_wall_flop": None if math.isinf(lat) else 10.0**lat,
+        "latency_wall_log10_flop": _finite_or_none(lat),
+        "plan_at_wall": dict(w.plan_at_wall) or None,
+        "hardware": {k: float(v) for k, v in hw._asdict().items()},
+        "assumptions": list(notes),
+        "note": "; ".join(grid_notes) or None,
+    }
+
+
+def walls_records(
+    names: Sequence[str] | None = None,
+    *,
+    duration_days: float = DEFAULT_DURATION_DAYS,
+    precision: str = DEFAULT_PRECISION,
+    moe_experts: int = 1,
+    moe_active_experts: int = 1,
+    hardware: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`walls_record` of each named accelerator (every table row when ``names`` is empty),
+    in order, each accelerator once: what ``wallcast walls --json`` prints."""
+    _check_inputs(duration_days, moe_experts, moe_active_experts)
+    return [
+        walls_record(
+            acc,
+            duration_days=duration_days,
+            precision=precision,
+            moe_experts=moe_experts,
+            moe_active_experts=moe_active_experts,
+        )
+        for acc in select_accelerators(names, hardware)
+    ]
+
+
+def wall_log10_flop(record: dict[str, Any], wall: str) -> float:
+    """A record's wall in log10 FLOP: ``wall`` is "data_movement" or "latency"; a wall beyond
+    the search grid is +inf (above it) or -inf (below it), as the plan search returns it."""
+    value = record[f"{wall}_wall_log10_flop"]
+    if value is not None:
+        return float(value)
+    below = f"{_WALL_LABELS[wall]} below the search grid"
+    return -math.inf if below in (record.get("note") or "") else math.inf
+
+
+def curve_record(
+    accelerator: str | Accelerator,
+    *,
+    duration_days: float = DEFAULT_DURATION_DAYS,
+    precision: str = DEFAULT_PRECISION,
+    moe_experts: int = 1,
+    moe_active_experts: int = 1,
+    hardware: str | Path | None = None,
+    log10_flop_range: tuple[float, float] = CURVE_LOG10_FLOP_RANGE,
+    step_log10: float = CURVE_STEP_LOG10,
+) -> dict[str, Any]:
+    """Best achievable utilization against training compute for one accelerator.
+
+    Keys: ``accelerator``, ``precision``, ``duration_days``, ``moe_experts``,
+    ``moe_active_experts``, ``utilization_threshold``, ``log10_flop`` (the budgets, from
+    ``log10_flop_range[0]`` to ``[1]`` every ``step_log10``), ``utilization`` (fraction of peak,
+    ``None`` where no plan finishes in time), ``data_movement_wall_log10_flop`` and
+    ``latency_wall_log10_flop`` (from :func:`walls_record`; ``None`` beyond the search grid),
+    ``assumptions`` and ``note``.
+    """
+    init_jax()
+    import numpy as np
+
+    from forecast.model.search import utilization_curve
+
+    lo, hi = (float(x) for x in log10_flop_range)
+    if not (step_log10 > 0 and hi > lo):
+        raise WallsInputError(
+            f"curve range must increase and its step be positive, got {lo}..{hi} step {step_log10}"
+        )
+    acc = _accelerator(accelerator, hardware)
+    walls = walls_record(
+        acc,
+        duration_days=duration_days,
+        precision=precision,
+        moe_experts=moe_experts,
+        moe_active_experts=moe_active_experts,
+    )
+    hw, a, _ = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
+    grid = np.round(np.arange(lo, hi + 1e-9, step_log10), 4)
+    c = utilization_curve(hw, a, grid)
+    feasible = np.asarray(c.feasible)
+    utilization = np.asarray(c.utilization)
+    keys = ("accelerator", "precision", "duration_days", "moe_experts", "moe_active_experts")
+    return {
+        **{k: walls[k] for k in keys},
+        "utilization_threshold": walls["utilization_threshold"],
+        "log10_flop": [float(x) for x in grid],
+        "utilization": [
+            float(u) if f else None for u, f in zip(utilization, feasible, strict=True)
+        ],
+        "data_movement_wall_log10_flop": walls["data_movement_wall_log10_flop"],
+        "latency_wall_log10_flop": walls["latency_wall_log10_flop"],
+        "assumptions": walls["assumptions"],
+        "note": walls["note"],
+    }

@@ -1,0 +1,22 @@
+"""Constants shared by several layers, defined once (standard library only, safe to import anywhere)."""
+
+from __future__ import annotations
+
+#: Year at which trend intercepts are defined: years enter the trend models, the propagation's
+#: latency drift and the report's trend chart as ``year - REFERENCE_YEAR``.
+REFERENCE_YEAR = 2024.0
+
+
+#: Walls are computed every this many years of the forecast grid and interpolated between
+#: (``wallcast run``; the sensitivity analysis has its own, below).
+DEFAULT_WALL_YEAR_STEP = 2
+
+
+#: Sobol base samples N of ``wallcast sensitivity`` and ``wallcast analyse`` (N (k + 2) + 2k + 1
+#: model evaluations for k inputs); sized for ``make run``'s time budget (BENCHMARKS.md
+#: section 2, docs/sensitivity-and-backtest.md), ``--samples 1024`` for narrower intervals.
+SENSITIVITY_SAMPLES = 256
+
+
+#: Wall years of the sensitivity analysis: every this many years (and the last), interpolated.
+SENSITIVITY_WALL_YEAR_STEP = 4

@@ -1,0 +1,126 @@
+"""Leave-one-out predictive checks of every likelihood of the joint model (issue 12, item 4).
+
+For each observed site of :func:`forecast.stats.joint.joint_model` (a hardware spec, a record run, a
+model's depth, batch or MFU, a system's domain size), the LOO-PIT is the probability that a
+posterior predictive draw from the model fitted *without that row* falls below the observed value.
+It comes from the one joint fit by Pareto-smoothed importance sampling (PSIS-LOO, Vehtari, Gelman &
+Gabry 2017, [vehtari2017]; ``arviz_stats.loo_pit``), so no refit is needed. A calibrated
+likelihood has uniform LOO-PITs: the central ``p`` interval of the held-out predictive covers the
+observed value in a share ``p`` of the rows, which is what :func:`loo_checks` reports. Rows whose
+Pareto k exceeds 0.7 have an unreliable importance-sampling estimate (``n_high_pareto_k``); the
+exact refits without each row's source (:func:`forecast.analyses.law_holdout.holdout_coverage`,
+``scripts/law_holdout.py``) are the stricter check, in ``docs/sensitivity-and-backtest.md``.
+
+Array functions first (:func:`central_coverage`), then the Dataset builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+
+CHECK_PROBS: tuple[float, ...] = (0.5, 0.8, 0.95)
+
+
+"""Nominal probabilities of the central intervals whose coverage is reported."""
+
+
+LIKELIHOODS: dict[str, tuple[str, str]] = {
+    "hardware": ("log10_value", "data/hardware.csv"),
+    "frontier_compute": ("log10_compute", "data/frontier_runs.csv"),
+    "depth": ("log10_layers", "data/model_shapes.csv"),
+    "batch": ("log10_batch", "data/model_shapes.csv"),
+    "utilization": ("log10_mfu", "data/model_shapes.csv"),
+    "domain": ("log10_domain", "data/scaleup_domains.csv"),
+}
+
+
+"""Each likelihood of the joint model: its observed site and its table."""
+
+
+HIGH_PARETO_K = 0.7
+
+
+"""Pareto k above which a PSIS estimate is unreliable (Vehtari et al. 2024, [vehtari2017])."""
+
+
+def central_coverage(pit: np.ndarray, probs: Sequence[float] = CHECK_PROBS) -> np.ndarray:
+    """Share of PIT values inside each central interval ``[(1 - p) / 2, (1 + p) / 2]``."""
+    pit = np.asarray(pit, dtype=float).ravel()
+    if pit.size == 0:
+        return np.full(len(probs), np.nan)
+    return np.asarray([np.mean((pit >= (1 - p) / 2) & (pit <= (1 + p) / 2)) for p in probs])
+
+
+def loo_checks(tree: xr.DataTree, probs: Sequence[float] = CHECK_PROBS) -> xr.Dataset:
+    """Per likelihood of the joint fit in ``tree``: rows, LOO-PIT coverage of the central
+    ``probs`` intervals, mean LOO-PIT, and the PSIS reliability (largest Pareto k, rows above
+    :data:`HIGH_PARETO_K`). Likelihoods the tree does not hold are left out."""
+    import warnings
+
+    import arviz_stats as azs
+
+    names, rows, coverage, pit_mean, k_max, k_high, sites, tables = [], [], [], [], [], [], [], []
+    observed = tree["observed_data"] if "observed_data" in tree.children else None
+    for name, (site, table) in LIKELIHOODS.items():
+        if observed is None or site not in observed.data_vars:
+            continue
+        with warnings.catch_warnings():  # high Pareto k is reported below, per likelihood
+            warnings.simplefilter("ignore", UserWarning)
+            pit = np.asarray(azs.loo_pit(tree, var_names=[site])[site], dtype=float).ravel()
+            loo = azs.loo(tree, var_name=site, pointwise=True)
+        pareto_k = np.asarray(loo.pareto_k, dtype=float).ravel()
+        names.append(name)
+        sites.append(site)
+        tables.append(table)
+        rows.append(pit.size)
+        coverage.append(central_coverage(pit, probs))
+        pit_mean.append(float(np.mean(pit)))
+        k_max.append(float(np.max(pareto_k)))
+        k_high.append(int(np.sum(pareto_k > HIGH_PARETO_K)))
+    ds = xr.Dataset(
+        {
+            "n_rows": ("likelihood", np.asarray(rows, dtype=np.int64)),
+            "loo_coverage": (("likelihood", "prob"), np.asarray(coverage).reshape(-1, len(probs))),
+            "loo_pit_mean": ("likelihood", np.asarray(pit_mean)),
+            "pareto_k_max": ("likelihood", np.asarray(k_max)),
+            "n_high_pareto_k": ("likelihood", np.asarray(k_high, dtype=np.int64)),
+            "observed_site": ("likelihood", np.asarray(sites, dtype=str)),
+            "table": ("likelihood", np.asarray(tables, dtype=str)),
+        },
+        coords={"likelihood": names, "prob": list(probs)},
+    )
+    long_names = {
+        "n_rows": "observed rows of the likelihood",
+        "loo_coverage": "share of rows inside the central prob interval of their leave-one-out "
+        "predictive (PSIS-LOO-PIT)",
+        "loo_pit_mean": "mean LOO-PIT (0.5 if unbiased)",
+        "pareto_k_max": "largest PSIS Pareto k (above 0.7: that row's estimate is unreliable)",
+        "n_high_pareto_k": "rows with Pareto k above 0.7",
+        "observed_site": "observed site of the joint model",
+        "table": "data table of the rows",
+    }
+    for var, text in long_names.items():
+        ds[var].attrs["long_name"] = text
+    ds.attrs["method"] = (
+        "PSIS-LOO probability integral transform of each observed row (arviz_stats.loo_pit) "
+        "from the joint posterior; coverage of central intervals"
+    )
+    return ds
+
+
+def check_rows(ds: xr.Dataset) -> list[dict]:
+    """One JSON-ready row per likelihood (coverage keyed ``coverage_50`` / ``_80`` / ``_95``)."""
+    out = []
+    for name in ds["likelihood"].values:
+        s = ds.sel(likelihood=name)
+        row = {"likelihood": str(name), "table": str(s["table"].values), "rows": int(s["n_rows"])}
+        for p in ds["prob"].values:
+            row[f"coverage_{round(float(p) * 100)}"] = float(s["loo_coverage"].sel(prob=p))
+        row["pit_mean"] = float(s["loo_pit_mean"])
+        row["pareto_k_max"] = float(s["pareto_k_max"])
+        row["n_high_pareto_k"] = int(s["n_high_pareto_k"])
+        out.append(row)
+    return out

@@ -1,0 +1,386 @@
+"""Propagation: posterior trend draws and prior draws -> both walls per year -> hit year/FLOP.
+
+For every draw and year 2024-2045 the *frontier accelerator* is the fitted flagship trend of that
+year (peak FLOP/s, HBM bandwidth and capacity, scale-up and scale-out bandwidth), with a scale-up
+domain of 8 accelerators until 2024 and 72 from 2025, growing at the sampled rate; latencies
+change at the sampled rate per year.  The walls of that accelerator come from the vectorized fast
+path (:func:`forecast.model.fast.fast_walls`); the frontier run of the year comes from the fitted
+training-compute trend.  No Python loop per draw.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from forecast.config.constants import DEFAULT_WALL_YEAR_STEP, REFERENCE_YEAR
+from forecast.config.runtime import init_jax
+from forecast.inference.crossing import first_crossing
+from forecast.model.cost import (
+    best_utilization,
+    cost_multiplier,
+    min_run_days,
+)
+from forecast.model.fast import fast_walls
+from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
+from forecast.priors import PriorSet
+from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
+
+DEFAULT_YEARS = np.arange(2024, 2046, dtype=float)
+
+
+WALLS = ("data_movement", "latency")
+
+
+DOMAIN_BEFORE_2025 = 8.0
+
+
+DOMAIN_2025 = 72.0
+
+
+def domain_size(years: np.ndarray, growth: np.ndarray) -> np.ndarray:
+    """Frontier scale-up domain: 8 before 2025, then 72 x growth^(year - 2025)."""
+    years = np.asarray(years, dtype=float)
+    grown = DOMAIN_2025 * np.asarray(growth)[..., None] ** np.maximum(years - 2025.0, 0.0)
+    return np.where(years < 2025.0, DOMAIN_BEFORE_2025, grown)
+
+
+def frontier_hardware(
+    trend_log10: dict[str, np.ndarray], inputs: dict[str, np.ndarray], years
+) -> Hardware:
+    """Hardware of the frontier accelerator per (sample, year) from projected log10 trends.
+
+    FLOP/s follow the 16-bit trend; with 1 byte per number (FP8) they double, as FP8 = 2 x BF16
+    on H100, B200, GB200, B300, GB300, MI300X, MI355X and TPU7x (data/hardware.csv).
+    """
+    precision_gain = 2.0 / np.asarray(inputs["training.bytes_per_number"])[..., None]
+    return Hardware(
+        flops=10.0 ** trend_log10["flops"] * precision_gain,
+        hbm_bandwidth=10.0 ** trend_log10["hbm_bandwidth"],
+        hbm_capacity=10.0 ** trend_log10["hbm_capacity"],
+        scaleup_bandwidth=10.0 ** trend_log10["scaleup_bandwidth"],
+        scaleup_domain_size=domain_size(
+            years, inputs["hardware.scaleup_domain_size_growth_per_year"]
+        ),
+        scaleout_bandwidth=10.0 ** trend_log10["scaleout_bandwidth"],
+    )
+
+
+def assumptions_from_inputs(inputs: dict[str, np.ndarray], years) -> Assumptions:
+    """Model assumptions per (sample, year) from sampled prior inputs (sample,)."""
+    years = np.asarray(years, dtype=float)
+
+    def col(key: str) -> np.ndarray:
+        return np.asarray(inputs[key], dtype=float)[..., None]
+
+    drift = col("latency.change_per_year") ** (years - REFERENCE_YEAR)
+    return Assumptions(
+        duration_s=col("training.duration_days") * SECONDS_PER_DAY,
+        max_utilization=col("training.max_utilization"),
+        bytes_per_number=col("training.bytes_per_number"),
+        tokens_per_param=col("scaling.tokens_per_param"),
+        moe_experts=col("scaling.moe_experts"),
+        moe_active_experts=col("scaling.moe_active_experts"),
+        layers_ref=col("scaling.layers_at_reference"),
+        layer_ref_params=col("scaling.layer_reference_params"),
+        layer_exponent=col("scaling.layer_exponent"),
+        batch_tokens_ref=col("scaling.batch_tokens_2024"),
+        batch_ref_params=col("scaling.batch_reference_params"),
+        batch_exponent=col("scaling.batch_exponent"),
+        collective_efficiency=col("network.collective_efficiency"),
+        scaleout_multiplier=col("network.scaleout_multiplier"),
+        kernel_latency_s=col("latency.kernel_us") * 1e-6 * drift,
+        allreduce_base_latency_s=col("latency.allreduce_base_us") * 1e-6 * drift,
+        intra_domain_hop_s=col("latency.intra_domain_hop_us") * 1e-6 * drift,
+        inter_domain_hop_s=col("latency.inter_domain_hop_us") * 1e-6 * drift,
+    )
+
+
+def interpolate_years(
+    years_out: np.ndarray, years_in: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """Linear interpolation along the last axis (years); infinite ends snap to the nearer end."""
+    years_out = np.asarray(years_out, dtype=float)
+    years_in = np.asarray(years_in, dtype=float)
+    j = np.clip(np.searchsorted(years_in, years_out, side="right") - 1, 0, years_in.size - 2)
+    frac = (years_out - years_in[j]) / (years_in[j + 1] - years_in[j])
+    v0, v1 = values[..., j], values[..., j + 1]
+    finite = np.isfinite(v0) & np.isfinite(v1)
+    with np.errstate(invalid="ignore"):
+        lin = v0 + frac * (v1 - v0)
+    return np.where(finite, lin, np.where(frac < 0.5, v0, v1))
+
+
+def propagate(
+    trend_log10: dict[str, np.ndarray],
+    inputs: dict[str, np.ndarray],
+    years: np.ndarray = DEFAULT_YEARS,
+    wall_year_step: int = 1,
+    *,
+    cost: bool = True,
+) -> dict[str, np.ndarray]:
+    """Walls per (sample, year) and the first year the frontier reaches each wall.
+
+    ``cost=False`` leaves out what the walls cost (``frontier_utilization``, ``cost_multiplier``,
+    ``min_run_days``: about a third of the time); the walls and hit years are the same.
+
+    Parameters
+    ----------
+    trend_log10 : metric -> log10 values (sample, year), from :func:`forecast.stats.trends.project`,
+        including ``"frontier_compute"``.
+    inputs : prior key -> draws (sample,), the keys of :data:`PROPAGATED_KEYS`.
+
+    Returns
+    -------
+    dict of arrays: ``wall_log10_flop`` (sample, year, wall), ``frontier_log10_flop``
+    (sample, year), ``hit_year``, ``hit_log10_flop``, ``hit`` (sample, wall),
+    ``frontier_utilization``, ``cost_multiplier`` and ``min_run_days`` (sample, year) (see
+    :mod:`forecast.model.cost`), and the frontier accelerator's specs (sample, year) under
+    ``hardware_*``.
+    """
+    init_jax()
+    years = np.asarray(years, dtype=float)
+    hw = frontier_hardware(trend_log10, inputs, years)
+    a = assumptions_from_inputs(inputs, years)
+    # Walls at every ``wall_year_step``-th year (and the last), interpolated in between: every
+    # input of the wall is a smooth function of the year (log-linear trends, compounding rates).
+    idx = np.unique(np.r_[np.arange(0, years.size, max(int(wall_year_step), 1)), years.size - 1])
+    sub_hw = Hardware(
+        *(np.broadcast_to(v, trend_log10["frontier_compute"].shape)[..., idx] for v in hw)
+    )
+    sub_a = Assumptions(
+        *(
+            np.broadcast_to(v, (*np.shape(trend_log10["frontier_compute"])[:-1], years.size))[
+                ..., idx
+            ]
+            for v in a
+        )
+    )
+    dm, lat, u_max = fast_walls(sub_hw, sub_a, small_scale=True)
+    if idx.size != years.size:
+        dm = interpolate_years(years, years[idx], dm)
+        lat = interpolate_years(years, years[idx], lat)
+    walls = np.stack([dm, lat], axis=-1)
+    frontier = np.asarray(trend_log10["frontier_compute"], dtype=float)
+    hit_year, hit_flop, hit = first_crossing(
+        years, frontier[..., None, :], np.moveaxis(walls, -1, -2)
+    )
+    out = {
+        "wall_log10_flop": walls,
+        "frontier_log10_flop": frontier,
+        "hit_year": hit_year,
+        "hit_log10_flop": hit_flop,
+        "hit": hit,
+    }
+    if not cost:
+        return out
+    # What the wall costs: the frontier run's best utilization on the year's frontier hardware
+    # against the small-scale maximum, and the shortest run that could train it at all.
+    u_frontier = best_utilization(sub_hw, sub_a, frontier[..., idx])
+    # u_max: the small-scale maximum utilization, from the wall search above (the same plans and
+    # budgets as forecast.model.cost.small_scale_max_utilization)
+    with np.errstate(divide="ignore"):  # 0 days (feasible at any length): -inf, kept
+        log10_days = np.log10(min_run_days(sub_hw, sub_a, frontier[..., idx]))
+    if idx.size != years.size:
+        u_frontier = interpolate_years(years, years[idx], u_frontier)
+        u_max = interpolate_years(years, years[idx], u_max)
+        log10_days = interpolate_years(years, years[idx], log10_days)
+    out["frontier_utilization"] = u_frontier
+    out["cost_multiplier"] = cost_multiplier(u_max, u_frontier)
+    out["min_run_days"] = 10.0**log10_days
+    for name, value in hw._asdict().items():
+        out[f"hardware_{name}"] = np.broadcast_to(value, frontier.shape).astype(float)
+    return out
+
+
+def forecast_dataset(result: dict[str, np.ndarray], years, chains: int, draws: int) -> xr.Dataset:
+    """The ``forecast`` variables of one scenario as a Dataset with dims chain, draw, year, wall."""
+    years = np.asarray(years)
+
+    def cd(x: np.ndarray) -> np.ndarray:
+        return np.asarray(x).reshape(chains, draws, *np.shape(x)[1:])
+
+    walls = cd(result["wall_log10_flop"])
+    frontier = cd(result["frontier_log10_flop"])
+    hit_log = cd(result["hit_log10_flop"])
+    ds = xr.Dataset(
+        {
+            "wall_flop": (("chain", "draw", "year", "wall"), 10.0**walls),
+            "frontier_flop": (("chain", "draw", "year"), 10.0**frontier),
+            "hit_year": (("chain", "draw", "wall"), cd(result["hit_year"])),
+            "hit_flop": (
+                ("chain", "draw", "wall"),
+                np.where(np.isfinite(hit_log), 10.0**hit_log, np.inf),
+            ),
+            "hit": (("chain", "draw", "wall"), cd(result["hit"]).astype(bool)),
+            "frontier_utilization": (("chain", "draw", "year"), cd(result["frontier_utilization"])),
+            "cost_multiplier": (("chain", "draw", "year"), cd(result["cost_multiplier"])),
+            "min_run_days": (("chain", "draw", "year"), cd(result["min_run_days"])),
+        },
+        coords={
+            "chain": np.arange(chains),
+            "draw": np.arange(draws),
+            "year": years.astype(int),
+            "wall": list(WALLS),
+        },
+    )
+    units = {
+        "wall_flop": (
+            "FLOP",
+            "largest training compute before the wall, frontier accelerator of the year",
+        ),
+        "frontier_flop": ("FLOP", "largest training run of the year (fitted trend)"),
+        "hit_year": (
+            "year",
+            "first fractional year the frontier run reaches the wall; +inf: not by the last year",
+        ),
+        "hit_flop": (
+            "FLOP",
+            "training compute of the frontier run when it reaches the wall; +inf: not hit",
+        ),
+        "hit": ("1", "whether the frontier reaches the wall by the last year"),
+        "frontier_utilization": (
+            "1",
+            "best achievable utilization (fraction of peak) of the frontier run on the frontier "
+            "accelerator of the year; 0: infeasible (past the latency wall)",
+        ),
+        "cost_multiplier": (
+            "1",
+            "small-scale maximum utilization / frontier_utilization: accelerator-time per FLOP "
+            "of the frontier run against the small-scale best, >= 1; +inf: infeasible",
+        ),
+        "min_run_days": (
+            "days",
+            "shortest run in which any plan could train the frontier run of the year "
+            "(the latency wall inverted in duration)",
+        ),
+    }
+    for name, (unit, long_name) in units.items():
+        ds[name].attrs.update(units=unit, long_name=long_name)
+    for name in (
+        "flops",
+        "hbm_bandwidth",
+        "hbm_capacity",
+        "scaleup_bandwidth",
+        "scaleup_domain_size",
+        "scaleout_bandwidth",
+    ):
+        ds[f"hardware_{name}"] = (("chain", "draw", "year"), cd(result[f"hardware_{name}"]))
+    hw_units = {
+        "flops": "FLOP/s",
+        "hbm_bandwidth": "bytes/s",
+        "hbm_capacity": "bytes",
+        "scaleup_bandwidth": "bytes/s per direction",
+        "scaleup_domain_size": "accelerators",
+        "scaleout_bandwidth": "bytes/s per direction",
+    }
+    for name, unit in hw_units.items():
+        ds[f"hardware_{name}"].attrs.update(
+            units=unit, long_name=f"frontier accelerator {name.replace('_', ' ')}"
+        )
+    return ds
+
+
+def inputs_dataset(inputs: dict[str, Any], chains: int, draws: int) -> xr.Dataset:
+    """Sampled prior inputs of one scenario, dims chain, draw (names with dots -> '__')."""
+    return xr.Dataset(
+        {
+            key.replace(".", "__"): (
+                ("chain", "draw"),
+                np.asarray(v, dtype=float).reshape(chains, draws),
+            )
+            for key, v in inputs.items()
+        },
+        coords={"chain": np.arange(chains), "draw": np.arange(draws)},
+    )
+
+
+def scenario_seed(seed: int) -> int:
+    """Seed of the prior draws in propagation (common random numbers across scenarios)."""
+    return int(zlib.crc32(f"propagate-{seed}".encode()))
+
+
+def thinning_step(chains: int, draws: int, propagate_draws: int | None) -> int:
+    """Keep every k-th draw of each chain so that about ``propagate_draws`` draws remain (at least
+    that many when the fit has them; ``None``: every draw)."""
+    if propagate_draws is None or propagate_draws <= 0:
+        return 1
+    return max(1, (chains * draws) // int(propagate_draws))
+
+
+def scenario_inputs(
+    samples: dict[str, np.ndarray], prior_set: PriorSet, n: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Propagated inputs of one scenario, ``n`` draws per key (:mod:`forecast.priors.provenance`).
+
+    Fitted keys hold the joint posterior's draws (``samples``, flattened (chain, draw)); a scenario
+    that sets a fitted key draws it from its own distribution instead; every other key is drawn
+    from its prior. The non-fitted keys are the joint program's free block, drawn by
+    ``numpyro.infer.Predictive`` (:func:`forecast.stats.joint.draw_free_inputs`) from the key of
+    :func:`scenario_seed`, one random stream per key: a key a scenario leaves alone has the same
+    draws in every scenario.
+    """
+    import jax
+
+    from forecast.stats.joint import draw_free_inputs
+
+    drawn = draw_free_inputs(prior_set, samples, n, jax.random.PRNGKey(scenario_seed(seed)))
+    out = {}
+    for key in PROPAGATED_KEYS:
+        if key in drawn:
+            out[key] = drawn[key]
+        else:
+            out[key] = np.asarray(samples[FITTED_INPUTS[key].variable], dtype=float)
+    return out
+
+
+def propagate_scenario(
+    fit_tree: xr.DataTree,
+    prior_set: PriorSet,
+    *,
+    seed: int,
+    years=None,
+    wall_year_step: int = DEFAULT_WALL_YEAR_STEP,
+    propagate_draws: int | None = None,
+) -> tuple[xr.Dataset, xr.Dataset]:
+    """Forecast variables and propagated inputs of one scenario (dims chain, draw, ...).
+
+    The walls are deterministic functions of the joint program's draws: the posterior's (trends
+    and law parameters) and its free block's (:func:`scenario_inputs`). With
+    ``propagate_draws`` the posterior is evenly thinned first (every k-th draw of each chain,
+    :func:`thinning_step`); ``draw`` then counts the kept draws.
+
+    Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between
+    (step 2 moves hit years by 0.015 yr at the median and 0.19 yr at the 95th percentile of
+    draws against step 1; BENCHMARKS.md); ``wall_year_step=1`` computes every year.
+    """
+    init_jax()
+    from forecast.inference.draws import posterior_draws
+    from forecast.inference.propagate import (
+        DEFAULT_YEARS,
+        forecast_dataset,
+        inputs_dataset,
+        propagate,
+    )
+    from forecast.stats.trends import project
+
+    years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
+    post = fit_tree["posterior"]
+    chains, draws = post.sizes["chain"], post.sizes["draw"]
+    step = thinning_step(chains, draws, propagate_draws)
+    if step > 1:
+        fit_tree = xr.DataTree.from_dict(
+            {"/posterior": post.to_dataset().isel(draw=slice(None, None, step))}
+        )
+        draws = fit_tree["posterior"].sizes["draw"]
+    samples = posterior_draws(fit_tree)
+    trends = project(samples, years)
+    inputs = scenario_inputs(samples, prior_set, chains * draws, seed)
+    result = propagate(trends, inputs, years, wall_year_step)
+    forecast = forecast_dataset(result, years, chains, draws)
+    sampled = inputs_dataset(inputs, chains, draws)
+    sampled["draw"] = forecast["draw"] = np.arange(0, draws * step, step)
+    return forecast, sampled

@@ -1,0 +1,64 @@
+"""The forecast job as plain functions: load -> fit -> propagate each scenario -> assemble.
+
+Each step is usable alone (the Prefect flow wraps each as a task); none of them writes outside
+what it returns (:mod:`forecast.store.reader` publishes).  Folders default to the resolvers of
+:mod:`forecast.config.paths` (``WALLCAST_DATA_DIR``, ``WALLCAST_PRIORS_DIR``), filled here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import xarray as xr
+
+from forecast.data.inputs import Inputs
+from forecast.inference.propagate import thinning_step
+from forecast.priors.provenance import input_provenance, provenance_json
+from forecast.store.attrs import provenance_attrs
+from forecast.store.schema import build_tree
+
+
+def assemble(
+    inputs: Inputs,
+    fit_tree: xr.DataTree,
+    scenario_results: dict[str, tuple[xr.Dataset, xr.Dataset]],
+    *,
+    seed: int,
+    chains: int,
+    draws: int,
+    years: list[float] | None = None,
+    code: str | None = None,
+    propagate_draws: int | None = None,
+) -> tuple[xr.DataTree, str]:
+    """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id).
+
+    ``years`` is the requested grid (None: the default), ``code`` the code hash (None: this
+    process's :func:`forecast.store.identity.code_hash`) and ``propagate_draws`` the thinning target;
+    all enter the run fingerprint and the id. The root attribute ``input_provenance`` says, per
+    scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
+    """
+    import json
+
+    names = list(scenario_results)
+    forecast = xr.concat(
+        [scenario_results[n][0] for n in names], dim=pd.Index(names, name="scenario")
+    )
+    sampled = xr.concat(
+        [scenario_results[n][1] for n in names], dim=pd.Index(names, name="scenario")
+    )
+    attrs = provenance_attrs(
+        inputs,
+        names,
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        years=years,
+        code=code,
+        propagate_draws=propagate_draws,
+    )
+    posterior_vars = set(fit_tree["posterior"].data_vars)
+    law_rows = json.loads(fit_tree.attrs.get("law_rows", "{}"))
+    provenance = input_provenance({n: inputs.scenarios[n] for n in names}, posterior_vars, law_rows)
+    attrs["input_provenance"] = provenance_json(provenance)
+    attrs["propagated_draws_per_chain"] = int(forecast.sizes["draw"])
+    attrs["propagation_thinning"] = thinning_step(chains, draws, propagate_draws)
+    return build_tree(fit_tree, forecast, sampled, attrs), attrs["id"]

@@ -1,0 +1,148 @@
+"""Rows read from the analyses' groups of a forecast (sensitivity ranking and comparison, backtest
+coverage): what the CLI tables, the report and the service print. No JAX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+_METHOD = {
+    "prior": "Sobol indices by Saltelli/Jansen estimators on a scrambled Sobol design; every "
+    "input independently from its prior, 2024 hardware levels fixed",
+    "posterior": "Sobol indices by Saltelli/Jansen estimators on a scrambled Sobol design; "
+    "fitted inputs (scaling laws, utilization, domain growth, trends) from the forecast's "
+    "posterior, each law's inputs jointly through a Gaussian copula (first input of a law: full "
+    "index, later ones: independent index; Mara et al. 2015), the rest from their priors; "
+    "2024 hardware levels fixed",
+}
+
+
+def _strings(values: Sequence[str], size: int, default: str) -> np.ndarray:
+    """A fixed-length unicode array (``default`` where ``values`` is empty)."""
+    return np.array(list(values) if values else [default] * size, dtype=str)
+
+
+def ranking_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """One row per (target, input), ranked by total index within each target."""
+    rows: list[dict[str, Any]] = []
+    for target in ds["target"].values:
+        sub = ds.sel(target=target)
+        order = np.argsort(-np.nan_to_num(sub["total"].values, nan=-np.inf), kind="stable")
+        for rank, i in enumerate(order, start=1):
+            s = sub.isel(input=int(i))
+            rows.append(
+                {
+                    "target": str(target),
+                    "rank": rank,
+                    "input": str(s["input"].values),
+                    "first_order": float(s["first_order"]),
+                    "total": float(s["total"]),
+                    "first_order_ci": [float(s["first_order_low"]), float(s["first_order_high"])],
+                    "total_ci": [float(s["total_low"]), float(s["total_high"])],
+                    "tornado_low": float(s["tornado_low"]),
+                    "tornado_high": float(s["tornado_high"]),
+                    "baseline": float(sub["baseline"]),
+                    "kind": str(s["input_kind"].values) if "input_kind" in s else "prior",
+                }
+            )
+    return rows
+
+
+def comparison_rows(posterior: xr.Dataset, prior: xr.Dataset) -> list[dict[str, Any]]:
+    """Before -> after: per (target, input), the total and first-order indices of the priors-only
+    basis and of the posterior basis with their 95 % intervals, ranked by the posterior total.
+
+    Inputs present in only one dataset get NaN on the other side.
+    """
+    rows: list[dict[str, Any]] = []
+    for rank_row in ranking_rows(posterior):
+        target, key = rank_row["target"], rank_row["input"]
+        row = {
+            "target": target,
+            "input": key,
+            "kind": rank_row["kind"],
+            "rank_posterior": rank_row["rank"],
+            "total_posterior": rank_row["total"],
+            "total_posterior_ci": rank_row["total_ci"],
+            "first_order_posterior": rank_row["first_order"],
+        }
+        have = target in prior["target"].values and key in prior["input"].values
+        sub = prior.sel(target=target, input=key) if have else None
+        for name in ("total", "first_order"):
+            row[f"{name}_prior"] = float(sub[name]) if have else float("nan")
+        row["total_prior_ci"] = (
+            [float(sub["total_low"]), float(sub["total_high"])] if have else [np.nan, np.nan]
+        )
+        if have:
+            totals = np.nan_to_num(prior.sel(target=target)["total"].values, nan=-np.inf)
+            row["rank_prior"] = int(1 + np.sum(totals > float(sub["total"])))
+        else:
+            row["rank_prior"] = None
+        rows.append(row)
+    return rows
+
+
+def coverage_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """One row per (origin, metric) with the coverage numbers (JSON-ready)."""
+    rows = []
+    for origin in ds["origin"].values:
+        for metric in ds["metric"].values:
+            s = ds.sel(origin=origin, metric=metric)
+            n = int(s["n_held_out"])
+
+            def num(name: str, s=s) -> float | None:
+                v = float(s[name])
+                return v if np.isfinite(v) else None
+
+            rows.append(
+                {
+                    "metric": str(metric),
+                    "origin": int(origin),
+                    "coverage_50": num("coverage_50"),
+                    "coverage_80": num("coverage_80"),
+                    "coverage_95": num("coverage_95"),
+                    "n_held_out": n,
+                    "n_train": int(s["n_train"]),
+                    "log_score": num("log_score"),
+                    "rhat_max": float(s["rhat_max"]),
+                }
+            )
+    return rows
+
+
+def frontier_coverage_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """One row per origin, then the pooled row (JSON-ready; missing numbers are None)."""
+    rows = []
+    for label in ds["row"].values:
+        s = ds.sel(row=label)
+
+        def num(name: str, s=s) -> float | None:
+            v = float(s[name])
+            return v if np.isfinite(v) else None
+
+        rows.append(
+            {
+                "origin": str(label),
+                "n_train": int(s["n_train"]),
+                "n_held_out": int(s["n_held_out"]),
+                "train_start_year": num("train_start_year"),
+                "growth_median": num("growth_median"),
+                "coverage_50": num("coverage_50"),
+                "coverage_80": num("coverage_80"),
+                "coverage_95": num("coverage_95"),
+                "median_error_dex": num("median_error_dex"),
+                "median_abs_error_dex": num("median_abs_error_dex"),
+                "pit_mean": num("pit_mean"),
+                "median_width_80_dex": num("median_width_80_dex"),
+                "sigma_median": num("sigma_median"),
+                "nu_median": num("nu_median"),
+                "standing_record_log10_flop": num("standing_record_log10_flop"),
+                "log_score": num("log_score"),
+                "rhat_max": num("rhat_max"),
+            }
+        )
+    return rows

@@ -1,0 +1,264 @@
+"""The headline, summary and provenance numbers of the report and the deck, from the forecast.
+
+NumPy/xarray only (no JAX).  Intervals come from :mod:`forecast.queries.answers`, so the report shows the
+numbers ``wallcast query`` prints (hit years to one decimal, FLOP to two significant digits);
+numbers are written for people by :mod:`forecast.queries.formatting`.  The report's other numbers live
+beside this module: :mod:`~forecast.report.changes` (what moved since the previous forecast),
+:mod:`~forecast.report.drivers` (rank correlations, Sobol indices, backtest),
+:mod:`~forecast.report.hardware_walls` (walls of today's accelerators, from
+:mod:`forecast.analyses.accelerator_walls`) and :mod:`~forecast.report.not_modelled`.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from forecast import store
+from forecast.queries.answers import quantiles_with_inf, summary_table
+from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year, sci
+
+PROB = 0.8
+
+
+FAN_PROBS = (0.5, 0.8, 0.95)
+
+
+WALL_LABELS = {"data_movement": "data-movement", "latency": "latency"}
+
+
+@dataclass
+class Forecast:
+    """A forecast read into memory: the tree, its ``/forecast`` group and root attrs."""
+
+    path: Path
+    tree: xr.DataTree
+    forecast: xr.Dataset
+    attrs: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.attrs.get("id", self.path.parent.name))
+
+    @property
+    def scenarios(self) -> list[str]:
+        return [str(s) for s in self.forecast["scenario"].values]
+
+    @property
+    def walls(self) -> list[str]:
+        return [str(w) for w in self.forecast["wall"].values]
+
+    @property
+    def last_year(self) -> int:
+        return int(self.forecast["year"].values[-1])
+
+    def group(self, name: str) -> xr.Dataset | None:
+        return self.tree[name].to_dataset() if name in self.tree.children else None
+
+
+def load_forecast(path: str | Path | None = None) -> Forecast:
+    """A forecast file (or folder; None: ``latest``) read fully into memory."""
+    path = store.resolve_forecast_path(path)
+    return from_tree(store.load_forecast(path), path)
+
+
+def from_tree(tree: xr.DataTree, path: str | Path = store.FORECAST_FILE) -> Forecast:
+    """A :class:`Forecast` from an in-memory tree (tests and the flow, before publishing)."""
+    return Forecast(Path(path), tree, tree["forecast"].to_dataset(), dict(tree.attrs))
+
+
+def wall_label(wall: str) -> str:
+    return WALL_LABELS.get(wall, wall.replace("_", " "))
+
+
+def calendar_year(v: float) -> int:
+    """The calendar year a fractional year falls in (2029.6 -> 2029), after rounding to one
+    decimal as the tables print it (2032.98 shows as 2033.0 there, so 2033 here)."""
+    return int(math.floor(round(v, 1)))
+
+
+@dataclass
+class Headline:
+    scenario: str
+    wall: str
+    year: dict[str, float]
+    flop: dict[str, float]
+    p_hit: float
+    last_year: int
+    sentence: str
+    detail: str
+    others: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join([self.sentence, self.detail, *self.others])
+
+
+def _likelihood_word(p: float) -> str:
+    if p >= 0.9:
+        return "very likely"
+    if p >= 2 / 3:
+        return "likely"
+    return "more likely than not"
+
+
+def wall_sentence(row: dict, last_year: int, subject: str = "Frontier training") -> str:
+    """One plain-words sentence about one wall (a :func:`summary_rows` row)."""
+    y, f = row["year"], row["flop"]
+    p_hit = 1.0 - y["not_hit_fraction"]
+    label = wall_label(row["wall"])
+    pct = fmt_pct(y["prob"])
+    if math.isinf(y["median"]):
+        return (
+            f"{subject} is unlikely to hit the {label} wall by {last_year}: "
+            f"only {fmt_pct(p_hit)} of the draws reach it by then."
+        )
+    lo = calendar_year(y["lower"])
+    hi = f"after {last_year}" if math.isinf(y["upper"]) else str(calendar_year(y["upper"]))
+    return (
+        f"{subject} is {_likelihood_word(p_hit)} to hit the {label} wall in "
+        f"{calendar_year(y['median'])} ({pct}: {lo}–{hi}) at about {sci(f['median'], 0)} FLOP."
+    )
+
+
+def headline(fc: Forecast, scenario: str | None = None, prob: float = PROB) -> Headline:
+    """The answer in one sentence: the wall hit first (earliest median) in ``scenario``."""
+    scenario = fc.scenarios[0] if scenario is None else scenario
+    rows = [r for r in summary_rows(fc.forecast, prob) if r["scenario"] == scenario]
+    rows.sort(key=lambda r: (r["year"]["median"], fc.walls.index(r["wall"])))
+    first = rows[0]
+    y, f = first["year"], first["flop"]
+    p_hit = 1.0 - y["not_hit_fraction"]
+    detail = (
+        f"In the {scenario} scenario the median hit year is {fmt_year(y['median'], fc.last_year)} "
+        f"({fmt_pct(prob)} credible interval {fmt_year(y['lower'], fc.last_year)} to "
+        f"{fmt_year(y['upper'], fc.last_year)}), at {fmt_flop(f['median'])} FLOP of training "
+        f"compute; {fmt_pct(p_hit)} of the draws hit it by {fc.last_year}."
+    )
+    others = [
+        wall_sentence(r, fc.last_year, "It").replace("It is", "The frontier is") for r in rows[1:]
+    ]
+    return Headline(
+        scenario=scenario,
+        wall=first["wall"],
+        year=y,
+        flop=f,
+        p_hit=p_hit,
+        last_year=fc.last_year,
+        sentence=wall_sentence(first, fc.last_year),
+        detail=detail,
+        others=others,
+    )
+
+
+def summary_rows(forecast: xr.Dataset, prob: float = PROB) -> list[dict]:
+    """:func:`forecast.queries.answers.summary_table` rows with ``p_hit`` (share hit by the last year)."""
+    rows = summary_table(forecast, prob)
+    for r in rows:
+        r["p_hit"] = 1.0 - r["year"]["not_hit_fraction"]
+    return rows
+
+
+SUMMARY_HEADER = [
+    "scenario",
+    "wall",
+    "hit year, median",
+    "hit year, 80% interval",
+    "hit FLOP, median",
+    "hit FLOP, 80% interval",
+    "P(hit by end)",
+]
+
+
+def summary_table_cells(rows: list[dict], last_year: int) -> tuple[list[str], list[list[str]]]:
+    """Header and string cells of the per-scenario, per-wall table (report and deck)."""
+    pct = fmt_pct(rows[0]["year"]["prob"]) if rows else fmt_pct(PROB)
+    header = [h.replace("80%", pct) for h in SUMMARY_HEADER]
+    header[-1] = f"P(hit by {last_year})"
+    body = []
+    for r in rows:
+        y, f = r["year"], r["flop"]
+        body.append(
+            [
+                r["scenario"],
+                wall_label(r["wall"]),
+                fmt_year(y["median"], last_year),
+                f"{fmt_year(y['lower'], last_year)} – {fmt_year(y['upper'], last_year)}",
+                fmt_flop(f["median"]),
+                f"{fmt_flop(f['lower'])} – {fmt_flop(f['upper'])}",
+                fmt_pct(r["p_hit"]),
+            ]
+        )
+    return header, body
+
+
+def band_quantiles(da: xr.DataArray, probs=FAN_PROBS) -> dict[str, np.ndarray]:
+    """Per-year median and equal-tailed bands over chain and draw (``lo50``, ``hi50``, ...)."""
+    dims = [d for d in ("chain", "draw") if d in da.dims]
+    stacked = da.stack(sample=dims).transpose(..., "sample").values
+    qs = [0.5]
+    for p in probs:
+        qs += [(1 - p) / 2, (1 + p) / 2]
+    values = np.stack([quantiles_with_inf(row, qs) for row in stacked])
+    out = {"median": values[:, 0]}
+    for i, p in enumerate(probs):
+        key = f"{round(p * 100)}"
+        out[f"lo{key}"] = values[:, 1 + 2 * i]
+        out[f"hi{key}"] = values[:, 2 + 2 * i]
+    return out
+
+
+def provenance(fc: Forecast) -> list[tuple[str, str]]:
+    a = fc.attrs
+    rows = [
+        ("forecast id", fc.id),
+        ("created", str(a.get("created", "?"))),
+        ("data hash", str(a.get("data_hash", "?"))),
+        ("priors", f"{a.get('priors_name', '?')} ({a.get('priors_path', '?')})"),
+        ("scenarios", ", ".join(fc.scenarios)),
+        ("code version", str(a.get("code_version", "?"))),
+        ("seed", str(a.get("seed", "?"))),
+        (
+            "draws",
+            f"{a.get('chains', fc.forecast.sizes.get('chain', '?'))} chains × "
+            f"{a.get('draws', fc.forecast.sizes.get('draw', '?'))} draws",
+        ),
+        (
+            "hardware rows / frontier runs",
+            f"{a.get('hardware_rows', '?')} / {a.get('frontier_rows', '?')}",
+        ),
+    ]
+    return rows
+
+
+def assumptions(priors_text: str) -> list[dict[str, str]]:
+    """Every parameter of the priors with its distribution in words and its source."""
+    from forecast.priors import parse_prior
+
+    data = tomllib.loads(priors_text or "")
+    out = []
+
+    def walk(prefix: str, table: dict) -> None:
+        for key, value in table.items():
+            if not isinstance(value, dict):
+                continue
+            full = f"{prefix}.{key}" if prefix else key
+            if "source" in value:
+                try:
+                    described = parse_prior(full, value).describe()
+                except Exception:  # a parameter the registry does not know: show it raw
+                    described = ", ".join(
+                        f"{k} = {v}" for k, v in value.items() if k not in ("source", "note")
+                    )
+                out.append({"key": full, "prior": described, "source": str(value["source"])})
+            elif full != "meta":
+                walk(full, value)
+
+    walk("", data)
+    return out

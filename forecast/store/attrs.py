@@ -1,0 +1,108 @@
+"""A published forecast's root attributes: their one writer and their one reader.
+
+:func:`provenance_attrs` sets every root attribute when a forecast is assembled (the id, the run
+fingerprint, code and data identity, priors and scenario texts, units, platform);
+:func:`read_attrs` (defined with the other h5py readers) reads them back from a file, and :func:`read_priors` and
+:func:`recorded_data_dir` turn the two that analyses need back into objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from forecast.config import paths
+from forecast.priors import PriorSet, load_priors, loads
+from forecast.store.identity import code_hash, fingerprint, forecast_id, now_utc
+from forecast.store.schema import UNITS, WALL_DEFINITIONS
+
+
+def provenance_attrs(
+    inputs: Any,
+    scenario_names: Sequence[str],
+    *,
+    seed: int,
+    chains: int,
+    draws: int,
+    years: Sequence[float] | None = None,
+    code: str | None = None,
+    created: datetime | None = None,
+    propagate_draws: int | None = None,
+) -> dict[str, Any]:
+    """Every root attribute of a published forecast (the one place they are set).
+
+    ``inputs`` is a :class:`forecast.data.inputs.Inputs`.  Includes the ``id`` (from the
+    :func:`fingerprint`), the fingerprint itself (``run_fingerprint``), the code version and hash,
+    the data hash and folder (``data_dir``, so that analyses refit against the same tables), the
+    priors and scenario texts, the units and the platform (:mod:`forecast.config.platform`).
+    """
+    from forecast import __version__
+    from forecast.config.platform import platform_json
+
+    code = code_hash() if code is None else code
+    created = now_utc() if created is None else created
+    scenario_texts = {n: inputs.scenarios[n].text for n in scenario_names}
+    run_fp = fingerprint(
+        data_hash=inputs.data_hash,
+        priors_text=inputs.priors.text,
+        scenario_texts=scenario_texts,
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        years=years,
+        code=code,
+        propagate_draws=propagate_draws,
+    )
+    data_dir = getattr(inputs, "data_dir", None)
+    return {
+        "id": forecast_id(created, run_fp),
+        "created": created.isoformat(),
+        "code_version": __version__,
+        "code_hash": code,
+        "run_fingerprint": run_fp,
+        "seed": int(seed),
+        "chains": int(chains),
+        "draws": int(draws),
+        "propagate_draws": -1 if propagate_draws is None else int(propagate_draws),
+        "data_hash": inputs.data_hash,
+        "data_dir": str(Path(data_dir).resolve()) if data_dir is not None else "",
+        "priors_name": inputs.priors.name,
+        "priors_path": str(inputs.priors.path),
+        "priors_text": inputs.priors.text,
+        "scenarios": ",".join(scenario_names),
+        **{f"scenario_text_{n}": t for n, t in scenario_texts.items()},
+        "hardware_rows": int(len(inputs.hardware)),
+        "frontier_rows": int(len(inputs.frontier_runs)),
+        **{
+            f"{table}_rows": int(len(df))
+            for table in ("model_shapes", "scaleup_domains")
+            if (df := getattr(inputs, table, None)) is not None
+        },
+        "units": UNITS,
+        # where the propagation ran; the fit's own platform is ``fit_platform`` (it may come
+        # from a cached fit made elsewhere)
+        "platform": platform_json(),
+        "wall_definitions": WALL_DEFINITIONS,
+    }
+
+
+def read_priors(attrs: dict[str, Any]) -> PriorSet:
+    """The base prior set a forecast was made with, from its stored text (``priors_text``); a
+    forecast without it falls back to its ``priors_path``, else the default prior file."""
+    text = attrs.get("priors_text")
+    path = attrs.get("priors_path")
+    if not text:
+        return load_priors(path) if path else load_priors(paths.default_priors_path())
+    name = f"{attrs.get('priors_name', 'baseline')}.toml"
+    return loads(text, name, path=Path(path) if path else None)
+
+
+def recorded_data_dir(attrs: dict[str, Any]) -> Path:
+    """The data folder a forecast was made from (its ``data_dir`` attr) when it still holds the
+    tables, else the resolver's (:func:`forecast.config.paths.data_dir`)."""
+    recorded = str(attrs.get("data_dir") or "")
+    if recorded and paths.hardware_path(recorded).exists():
+        return Path(recorded)
+    return paths.data_dir()

@@ -1,0 +1,1 @@
+"""Helpers shared by tests, benchmarks and scripts; not part of the package."""
