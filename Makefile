@@ -19,7 +19,7 @@ help:
 	@echo "make run    - create .venv if needed, run the forecast and its analyses, walls of every accelerator -> outputs/"
 	@echo "make test   - create .venv if needed, run the test suite (pytest -q)"
 	@echo "make test-other-isa - the machine-sensitive tests again, XLA compiling for an older CPU"
-	@echo "make lint   - ruff check + ruff format --check"
+	@echo "make lint   - ruff check + ruff format --check + the layer contract (scripts/check_layers.py)"
 	@echo "make bench  - benchmarks/walls.py --draws 20000"
 	@echo "make api    - serve the API and dashboard on http://127.0.0.1:8000/ (after make run)"
 	@echo "make clean  - remove caches and build files (keeps .venv; 'make distclean' removes it too)"
@@ -93,6 +93,7 @@ test-other-isa: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) scripts/check_layers.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/walls.py --draws 20000

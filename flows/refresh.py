@@ -38,14 +38,20 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
+from prefect.context import FlowRunContext
 from prefect.futures import as_completed, wait
 
 from forecast import store
 from forecast.config import paths
+from forecast.config.errors import WallcastError
 from forecast.config.settings import DEFAULT_PROPAGATE_DRAWS
 from forecast.jobs import forecast_job
+from forecast.queries.answers import summary_table
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
+from forecast.report import generate_reports
+from forecast.report.hardware_walls import warm_accelerator_walls
 
 __all__ = ["flow_with_task_runner", "refresh_forecast"]
 
@@ -61,7 +67,6 @@ def _fit_priors_key(prior_set: Any) -> str:
 def retry_unless_user_error(task: Any, task_run: Any, state: Any) -> bool:
     """Prefect ``retry_condition_fn``: retry I/O hiccups, never a WallcastError (bad data or
     priors, a full disk, the convergence gate), which fails the same way on every try."""
-    from forecast.config.errors import WallcastError
 
     return not isinstance(getattr(state, "data", None), WallcastError)
 
@@ -271,7 +276,6 @@ def summary_markdown(
 
 
 def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict[str, Path]:
-    from forecast.report import generate_reports
 
     logger.info("writing report.html, report.md and deck.pptx (plan search per accelerator)")
     try:
@@ -286,7 +290,6 @@ def warm_report_task() -> None:
     """The report's per-accelerator walls, computed beside the fit (which keeps about one of two
     cores busy) into the process's cache, so the report written after publishing reads them
     back instead of searching then. A failure here only means the report searches itself."""
-    from forecast.report.hardware_walls import warm_accelerator_walls
 
     try:
         warm_accelerator_walls()
@@ -297,7 +300,6 @@ def warm_report_task() -> None:
 def _runs_in_this_process() -> bool:
     """Whether the flow's tasks share its process (the thread task runner), so a cache filled
     by one task is seen by another."""
-    from prefect.context import FlowRunContext
 
     ctx = FlowRunContext.get()
     return ctx is not None and type(ctx.task_runner).__name__ == "ThreadPoolTaskRunner"
@@ -314,13 +316,6 @@ def artifacts_task(
     publish_info: dict[str, Any], task_states: dict[str, str], reports: bool = True
 ) -> dict[str, Any]:
     """Prefect artifacts (summary, intervals, report link) and the published path in the log."""
-    from prefect.artifacts import (
-        create_link_artifact,
-        create_markdown_artifact,
-        create_table_artifact,
-    )
-
-    from forecast.queries.answers import summary_table
 
     logger = get_run_logger()
     path = Path(publish_info["path"])

@@ -20,6 +20,7 @@ on SQLite under ``$PREFECT_HOME``) and against a real server (``PREFECT_API_URL`
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from pathlib import Path
@@ -27,6 +28,12 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
+from prefect.deployments import run_deployment
+from prefect.logging import get_logger
+from prefect.runner import Runner
+from prefect.settings import PREFECT_API_URL
+from prefect.types.entrypoint import EntrypointType
 
 from flows.refresh import refresh_forecast
 from forecast.config import paths
@@ -133,7 +140,6 @@ class LandingPoller(threading.Thread):
     def _busy(self) -> bool:
         if self._in_flight is None:
             return False
-        from prefect.client.orchestration import get_client
 
         with get_client(sync_client=True) as client:
             state = client.read_flow_run(self._in_flight).state
@@ -143,14 +149,12 @@ class LandingPoller(threading.Thread):
         """One look at the landing folder; True when a watcher run was started."""
         if not pending_files(self.incoming, self.settle_seconds) or self._busy():
             return False
-        from prefect.deployments import run_deployment
 
         run = run_deployment(self.deployment, timeout=0)
         self._in_flight = run.id
         return True
 
     def run(self) -> None:
-        from prefect.logging import get_logger
 
         log = get_logger("wallcast.serve")
         while not self.stop.wait(self.poll_seconds):
@@ -168,7 +172,6 @@ def _share_embedded_server() -> None:
     of its own (~10 s, a second process on the same SQLite file).  Runner subprocesses inherit
     ``os.environ``, so exporting the URL of the server already running here avoids that.
     """
-    from prefect.settings import PREFECT_API_URL
 
     if PREFECT_API_URL.value():
         return
@@ -191,10 +194,6 @@ def serve_forecast(
     ``parameters`` go to both flows (``data_dir``, ``outputs_dir``, ``priors``, ``chains``,
     ``draws``, ``seed``, ``keep``, ``reports``, ...; None values are dropped).
     """
-    import asyncio
-
-    from prefect.runner import Runner
-    from prefect.types.entrypoint import EntrypointType
 
     params = {k: v for k, v in (parameters or {}).items() if v is not None}
     refresh_params = {k: v for k, v in params.items() if k != "settle_seconds"}

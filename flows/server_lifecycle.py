@@ -24,6 +24,12 @@ import threading
 import time
 from typing import Any
 
+from prefect.settings import (
+    PREFECT_API_URL,
+    PREFECT_SERVER_EPHEMERAL_ENABLED,
+    PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+)
+
 __all__ = [
     "WATCHDOG_MODULE",
     "ServerStartError",
@@ -94,11 +100,6 @@ def start_embedded_server(attempts: int = START_ATTEMPTS) -> str | None:
     keeps one per process).
     """
     from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import (
-        PREFECT_API_URL,
-        PREFECT_SERVER_EPHEMERAL_ENABLED,
-        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
-    )
 
     if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
         return None  # the user's server, or none at all (then Prefect itself says what to set)

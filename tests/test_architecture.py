@@ -282,3 +282,60 @@ def test_ingest_refreshes_with_priors_scenario_and_year_step(tmp_path: Path, mon
     assert seen["years"] == [2024.0, 2031.0, 2038.0, 2045.0]
     assert seen["data_dir"] == str(data) and seen["outputs_dir"] is None
     assert (seen["draws"], seen["chains"]) == (60, 1)
+
+
+# ----------------------------------------------------------------------------- layer contract
+
+
+def _check_layers():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "check_layers", REPO / "scripts" / "check_layers.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_layer_contract_holds():
+    """No upward import, no JAX below the computing layers, no cycle, every function-level import
+    says why, long modules name their one concept (scripts/check_layers.py, also in make lint)."""
+    problems, counts = _check_layers().check()
+    assert problems == []
+    # 209 function-level imports before the layers were folders; the target is a 75 % cut
+    assert counts["function_imports"] <= 52
+
+
+def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
+    """A store module that imports the model is refused, and so is a cycle."""
+    checker = _check_layers()
+    package = tmp_path / "forecast"
+    for folder in ("store", "model"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "store" / "reader.py").write_text("from forecast.model import physics\n")
+    (package / "model" / "physics.py").write_text("import forecast.model.other\n")
+    (package / "model" / "other.py").write_text("import forecast.model.physics\n")
+    monkeypatch.setattr(checker, "ROOT", tmp_path)
+    monkeypatch.setattr(checker, "PACKAGE", package)
+    problems, _ = checker.check()
+    assert any("store imports forecast.model.physics: a JAX-free layer" in p for p in problems)
+    assert any(
+        p.startswith("import cycle: forecast.model.other -> forecast.model.physics")
+        for p in problems
+    )
+
+
+def test_reading_commands_import_neither_jax_nor_xarray():
+    """The CLI, the service app and the store/queries layers load without JAX or xarray."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, forecast.cli, forecast.service.app, forecast.store, forecast.queries.answers;"
+        "print(sorted(m for m in ('jax', 'numpyro', 'xarray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

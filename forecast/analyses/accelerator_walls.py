@@ -25,8 +25,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from forecast.config.errors import WallcastError
+from forecast.config.paths import hardware_path
 from forecast.config.runtime import init_jax
+from forecast.data.hardware import data_hash, get_accelerator, load_hardware
+from forecast.model.accelerators import bytes_per_number, hardware_from_accelerator
+from forecast.model.params import assumptions_with
+from forecast.model.search import UTILIZATION_THRESHOLD, find_walls, utilization_curve
 
 if TYPE_CHECKING:
     from forecast.data.hardware import Accelerator
@@ -62,14 +69,12 @@ class WallsInputError(WallcastError, ValueError):
 def hardware_table_path(hardware: str | Path | None = None) -> Path:
     """The accelerator table used: ``hardware`` if given, else the data folder's ``hardware.csv``
     (``WALLCAST_DATA_DIR`` honoured, see :mod:`forecast.config.paths`)."""
-    from forecast.config.paths import hardware_path
 
     return Path(hardware) if hardware is not None else hardware_path()
 
 
 def hardware_table_hash(hardware: str | Path | None = None) -> str:
     """SHA-256 of the accelerator table's bytes: with the other arguments, a cache key for records."""
-    from forecast.data.hardware import data_hash
 
     return data_hash(hardware_table_path(hardware))
 
@@ -80,7 +85,6 @@ def select_accelerators(
     """Accelerators by name (exact, unique part or whole word), in order and deduplicated;
     every row of the table when ``names`` is empty.  Unknown names raise
     :class:`forecast.config.errors.UnknownAcceleratorError` with the closest names."""
-    from forecast.data.hardware import get_accelerator, load_hardware
 
     df = load_hardware(hardware_table_path(hardware))
     wanted = [str(n) for n in df["name"].tolist()] if not names else list(names)
@@ -122,8 +126,6 @@ def _model_inputs(
     moe_active_experts: int,
 ) -> tuple[Hardware, Assumptions, list[str]]:
     """The model's hardware and assumptions for one request, and the gap-filling sentences."""
-    from forecast.model.accelerators import bytes_per_number, hardware_from_accelerator
-    from forecast.model.params import assumptions_with
 
     _check_inputs(duration_days, moe_experts, moe_active_experts)
     a = assumptions_with(
@@ -143,7 +145,6 @@ def _search(hw: Hardware, a: Assumptions) -> Walls:
     The returned ``plan_at_wall`` dict is shared between calls: copy it before changing it.
     """
     init_jax()
-    from forecast.model.search import find_walls
 
     return find_walls(hw, a)
 
@@ -186,7 +187,6 @@ def walls_record(
     ``plan_at_wall`` (``None`` without a finite data-movement wall), ``hardware`` (the model's
     figures, SI), ``assumptions`` (gap-filling sentences) and ``note``.
     """
-    from forecast.model.search import UTILIZATION_THRESHOLD
 
     acc = _accelerator(accelerator, hardware)
     hw, a, notes = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
@@ -279,9 +279,6 @@ def curve_record(
     ``assumptions`` and ``note``.
     """
     init_jax()
-    import numpy as np
-
-    from forecast.model.search import utilization_curve
 
     lo, hi = (float(x) for x in log10_flop_range)
     if not (step_log10 > 0 and hi > lo):

@@ -34,11 +34,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import numpy as np
 import pandas as pd
 import xarray as xr
+from scipy import stats
+from scipy.special import logsumexp
 
 from forecast.config.constants import REFERENCE_YEAR
+from forecast.inference.draws import posterior_draws, posterior_predictive
+from forecast.inference.fit import fit_observations
+from forecast.inference.gate import convergence_report
+from forecast.stats.trends import METRICS, frontier_observations, trend_observations
 
 DEFAULT_ORIGINS: tuple[int, ...] = (2018, 2020, 2022)
 
@@ -98,8 +105,6 @@ def mixture_log_density(
     posterior draws ``slope``, ``intercept``, ``sigma`` (sample, metric) and ``nu`` (sample,).
     Units: log density per dex (log10 units).
     """
-    from scipy import stats
-    from scipy.special import logsumexp
 
     y = np.asarray(observed, dtype=float)
     m = np.asarray(metric_index, dtype=int)
@@ -142,10 +147,6 @@ class OriginResult:
 
 
 def _fit(train_obs, frontier_obs, priors, *, chains, warmup, draws, seed):
-    import jax
-
-    from forecast.inference.fit import fit_observations
-    from forecast.inference.gate import convergence_report
 
     dt = fit_observations(
         train_obs,
@@ -177,10 +178,6 @@ def backtest_origin(
     ``priors``: :class:`forecast.stats.trends.TrendPriors` (intercepts are centred on the training
     data).  ``fit_cache`` (a dict) reuses a fit when two origins have the same training rows.
     """
-    import jax
-
-    from forecast.inference.draws import posterior_draws, posterior_predictive
-    from forecast.stats.trends import METRICS, frontier_observations, trend_observations
 
     train_df, test_df = split_at_origin(hardware_df, origin)
     train = trend_observations(train_df)
@@ -271,7 +268,6 @@ def backtest_dataset(results: Sequence[OriginResult]) -> xr.Dataset:
     """The ``backtest`` group: summaries (origin, metric) with metric ``all`` pooled, the
     calibration curve (origin, metric, prob) and per held-out value PIT etc. (origin, held_out;
     padded with NaN / empty strings)."""
-    from forecast.stats.trends import METRICS
 
     metrics = [*METRICS, "all"]
     origins = [r.origin for r in results]

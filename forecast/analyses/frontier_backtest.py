@@ -5,17 +5,25 @@ predictive (truncated Student-t: a new record is above the standing one), per or
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import jax
 import numpy as np
 import pandas as pd
 import xarray as xr
+from numpyro.diagnostics import split_gelman_rubin
+from numpyro.infer import MCMC, NUTS
+from scipy import stats
+from scipy.special import logsumexp
 
 from forecast.analyses.backtest import CURVE_PROBS, PROBS, interval_coverage, pit_values
-from forecast.config.runtime import exclusive
+from forecast.config.runtime import exclusive, init_jax
+from forecast.stats.trends import FRONTIER_MIN_YEAR, frontier_compute_model, frontier_observations
 
 FRONTIER_ORIGINS: tuple[int, ...] = (2016, 2018, 2020, 2022)
 
@@ -50,7 +58,6 @@ def frontier_split(frontier_df: pd.DataFrame, origin: float) -> tuple[Any, Any, 
     origin: what a forecaster then had, from the faster pre-2018 regime.  Held out: every record
     published at or after the origin.
     """
-    from forecast.stats.trends import FRONTIER_MIN_YEAR, frontier_observations
 
     records = frontier_observations(frontier_df, min_year=-np.inf)
     years = np.asarray(records.years, dtype=float)
@@ -67,7 +74,6 @@ def frontier_backtest_priors(priors: Any, train: Any) -> Any:
     """The forecast's frontier priors (slope, noise, Student-t tail, speculative inflation) with
     the intercept pivoted at the training records' median year and given a weak prior
     (:data:`FRONTIER_INTERCEPT_SCALE_DEX`) centred on their median log10 compute."""
-    import dataclasses
 
     return dataclasses.replace(
         priors,
@@ -147,14 +153,6 @@ def fit_frontier(
 ) -> tuple[dict[str, np.ndarray], float, int]:
     """NUTS on :func:`forecast.stats.trends.frontier_compute_model`; returns the flat posterior draws,
     the largest split R-hat of its sampled parameters and the divergence count."""
-    from functools import partial
-
-    import jax
-    from numpyro.diagnostics import split_gelman_rubin
-    from numpyro.infer import MCMC, NUTS
-
-    from forecast.config.runtime import init_jax
-    from forecast.stats.trends import frontier_compute_model
 
     init_jax()
     model = partial(
@@ -183,7 +181,6 @@ def fit_frontier(
 def standing_record(frontier_df: pd.DataFrame, origin: float) -> float:
     """log10 FLOP of the largest record run published before ``origin`` (every year, not only
     the fit's window; ``-inf`` when there is none): what any later record must exceed."""
-    from forecast.stats.trends import frontier_observations
 
     records = frontier_observations(frontier_df, min_year=-np.inf)
     before = np.asarray(records.log10_flop, dtype=float)[np.asarray(records.years) < origin]
@@ -200,7 +197,6 @@ def truncated_student_t_draws(
     """Draws of ``loc + scale * t_nu`` conditioned on exceeding ``low`` (inverse CDF through the
     survival function, stable where ``low`` lies far in the lower tail); arrays broadcast
     (sample, obs), ``nu`` (sample, 1) or a number.  ``low = -inf`` is the plain Student-t."""
-    from scipy import stats
 
     loc, scale = np.broadcast_arrays(np.asarray(loc, float), np.asarray(scale, float))
     nu = np.broadcast_to(np.asarray(nu, dtype=float), loc.shape)
@@ -215,8 +211,6 @@ def truncated_student_t_mixture_log_density(
     """:func:`student_t_mixture_log_density` of the Student-t conditioned on exceeding ``low``:
     each draw's density divided by its probability above ``low`` (per dex); ``low = -inf``: no
     bound."""
-    from scipy import stats
-    from scipy.special import logsumexp
 
     y = np.asarray(observed, dtype=float)[None, :]
     nu = np.asarray(nu, dtype=float)

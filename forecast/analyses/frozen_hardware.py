@@ -30,6 +30,8 @@ import xarray as xr
 
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.inference.crossing import first_crossing
+from forecast.inference.propagate import assumptions_from_inputs
+from forecast.queries.answers import interval
 
 FROZEN_ACCELERATOR = "NVIDIA H100 SXM5"
 
@@ -88,7 +90,6 @@ def assumption_overrides(values: Mapping[str, float]) -> dict[str, float]:
     """The model's :class:`~forecast.model.params.Assumptions` fields for single input values,
     as the forecast maps them (:func:`forecast.inference.propagate.assumptions_from_inputs`) in
     :data:`REFERENCE_YEAR` (no latency drift)."""
-    from forecast.inference.propagate import assumptions_from_inputs
 
     inputs = {k: np.asarray([v], dtype=float) for k, v in values.items()}
     a = assumptions_from_inputs(inputs, np.asarray([REFERENCE_YEAR]))
@@ -198,7 +199,6 @@ def precision_name(bytes_per_number: float) -> str:
 def summary(ds: xr.Dataset, wall: str, prob: float = 0.8) -> dict[str, Any]:
     """Median, central ``prob`` interval and not-hit share of a wall's frozen hit year
     (:func:`forecast.queries.answers.interval`), with the wall itself (``wall_flop``, FLOP)."""
-    from forecast.queries.answers import interval
 
     out = interval(ds["hit_year"].sel(wall=wall).values, prob)
     out["wall_flop"] = float(ds["wall_flop"].sel(wall=wall))

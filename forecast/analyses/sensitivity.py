@@ -46,12 +46,15 @@ The result is an :class:`xarray.Dataset` with dims ``target`` and ``input``
 (:func:`sensitivity_dataset`); :mod:`forecast.jobs.analyse_job` attaches it to a forecast file
 as group ``sensitivity`` (the forecast's own basis) or ``sensitivity_prior`` (the priors-only
 comparison; :data:`BASIS_GROUPS`).
+
+One concept: the variance-based (Sobol) sensitivity analysis - its design, estimators, input bases, evaluation and dataset.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -59,6 +62,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 from scipy import special
+from scipy.stats import qmc
 
 from forecast.config.constants import (
     REFERENCE_YEAR,
@@ -66,6 +70,8 @@ from forecast.config.constants import (
     SENSITIVITY_WALL_YEAR_STEP,
 )
 from forecast.config.runtime import init_jax
+from forecast.inference.propagate import DEFAULT_YEARS, PROPAGATED_KEYS, WALLS, propagate
+from forecast.priors.posterior import normal_scores_correlation, posterior_prior
 from forecast.priors.registry import (
     FITTED_INPUTS,
     FRONTIER_SERIES,
@@ -75,6 +81,7 @@ from forecast.priors.registry import (
     level_key,
 )
 from forecast.queries.analyses import _METHOD, _strings
+from forecast.stats.trends import METRICS, PRIOR_KEYS, trend_observations
 
 DEFAULT_SAMPLES = SENSITIVITY_SAMPLES
 
@@ -125,7 +132,6 @@ def saltelli_design(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
     (``scipy.stats.qmc.Sobol``); ``AB[i]`` is A with column i replaced by B's.  ``n`` a power of
     two keeps the sequence balanced.  Values lie strictly inside (0, 1).
     """
-    from scipy.stats import qmc
 
     if n < 2 or k < 1:
         raise ValueError(f"need n >= 2 and k >= 1, got n={n}, k={k}")
@@ -134,8 +140,6 @@ def saltelli_design(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
     if 2**m == n:
         u = sampler.random_base2(m)
     else:
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # balance warning for n != 2^m
             u = sampler.random(n)
@@ -224,7 +228,6 @@ def sobol_indices(
 def input_keys(*prior_sets: Any) -> list[str]:
     """Uncertain inputs: the propagated keys, then the trend keys, that are not a point mass in
     at least one of ``prior_sets`` (several: the union, for comparing bases on one design)."""
-    from forecast.inference.propagate import PROPAGATED_KEYS
 
     def uncertain(key: str) -> bool:
         return any(key in ps and not ps[key].is_point for ps in prior_sets)
@@ -345,7 +348,6 @@ def posterior_basis(
     variable is missing (a forecast made before the joint model) keeps its prior, with a note.
     The sources of fitted keys cite the law, table and rows of the provenance.
     """
-    from forecast.priors.posterior import normal_scores_correlation, posterior_prior
 
     post = tree["posterior"].to_dataset() if "posterior" in tree.children else xr.Dataset()
     provenance = _provenance(tree, scenario)
@@ -426,7 +428,6 @@ def forecast_anchors(tree: xr.DataTree) -> dict[str, float]:
 def data_anchors(hardware_df: Any, prior_set: Any) -> dict[str, float]:
     """2024 log10 level of each metric without a fit: shipped flagships moved to 2024 along the
     prior-median slope, then the median over parts (a robust stand-in for the posterior median)."""
-    from forecast.stats.trends import METRICS, PRIOR_KEYS, trend_observations
 
     obs = trend_observations(hardware_df)
     out = {}
@@ -441,7 +442,6 @@ def data_anchors(hardware_df: Any, prior_set: Any) -> dict[str, float]:
 def _trends(
     draws: Mapping[str, np.ndarray], anchors: Mapping[str, float], years: np.ndarray
 ) -> dict[str, np.ndarray]:
-    from forecast.stats.trends import METRICS, PRIOR_KEYS
 
     t = np.asarray(years, dtype=float)[None, :] - REFERENCE_YEAR
     out = {}
@@ -465,7 +465,6 @@ def evaluate_targets(
     ``draws``: every key of :data:`forecast.inference.propagate.PROPAGATED_KEYS` and :data:`TREND_KEYS`
     (sample,).
     """
-    from forecast.inference.propagate import DEFAULT_YEARS, PROPAGATED_KEYS, WALLS, propagate
 
     years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
     trends = _trends(draws, anchors, years)

@@ -6,6 +6,7 @@ The orchestration (what each analysis runs on, where it is stored) is
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -21,7 +22,21 @@ from forecast.cli.options import (
     SeedOpt,
     WallYearStepOpt,
 )
+from forecast.cli.query import forecast_path
+from forecast.cli.tables import (
+    analysis_summary,
+    backtest_table,
+    comparison_table,
+    frontier_backtest_table,
+    sensitivity_table,
+)
 from forecast.config.constants import SENSITIVITY_SAMPLES, SENSITIVITY_WALL_YEAR_STEP
+from forecast.queries.analyses import (
+    comparison_rows,
+    coverage_rows,
+    frontier_coverage_rows,
+    ranking_rows,
+)
 
 _SAMPLES_HELP = (
     "Sobol base samples N (N x (k+2) model evaluations). The default keeps `make run` in its "
@@ -69,8 +84,8 @@ def sensitivity(
     percentile, every other input at its median. With --forecast, the inputs the forecast
     fitted (scaling laws, utilization, domain growth, trends) come from its posterior.
     """
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.jobs import analyse_job
-    from forecast.queries.analyses import comparison_rows, ranking_rows
 
     run = analyse_job.sensitivity(
         forecast,
@@ -92,7 +107,6 @@ def sensitivity(
     if json_out:
         echo_json(json_clean(rows if compared is None else {"ranking": rows, "compare": compared}))
         return
-    from forecast.cli.tables import comparison_table, sensitivity_table
 
     header = (
         f"Sobol indices, basis {run.basis}, priors {run.prior_set.name}: N = {samples} base "
@@ -151,8 +165,8 @@ def backtest(
 
     --json prints {"hardware": [...], "frontier_compute": [...]} (the second empty with
     --no-frontier)."""
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.jobs import analyse_job
-    from forecast.queries.analyses import coverage_rows, frontier_coverage_rows
 
     run = analyse_job.backtest(
         forecast=forecast,
@@ -177,7 +191,6 @@ def backtest(
     if json_out:
         echo_json(json_clean({"hardware": rows, "frontier_compute": frontier_rows}))
         return
-    from forecast.cli.tables import backtest_table, frontier_backtest_table
 
     header = (
         f"Backtest of the hardware trends ({chains} chains x {draws} draws per origin; "
@@ -217,10 +230,8 @@ def analyse(
     forecast file ('sensitivity', 'backtest'), then regenerate its report and deck.
 
     The backtest refits against the data folder the forecast was made from."""
-    import time
 
-    from forecast.cli.query import forecast_path
-    from forecast.cli.tables import analysis_summary
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.jobs import analyse_job
 
     start = time.perf_counter()

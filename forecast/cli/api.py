@@ -8,6 +8,7 @@ import typer
 
 from forecast.cli.app import app, reports_errors
 from forecast.cli.options import ApiHostOpt, OutputsDirOpt
+from forecast.service.server import run_api
 
 
 @app.command()
@@ -22,6 +23,5 @@ def api(
     Open http://HOST:PORT/ for the dashboard, /docs for the API; a newly published forecast is
     served without a restart.  Stop with Ctrl-C.
     """
-    from forecast.service.server import run_api
 
     run_api(host, port, outputs_dir)

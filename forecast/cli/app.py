@@ -16,6 +16,9 @@ from typing import Any
 
 import typer
 
+from forecast.config.errors import WallcastError
+from forecast.config.paths import configure_jax_cache
+
 EXIT_USER_ERROR = 2
 
 app = typer.Typer(
@@ -42,7 +45,6 @@ def reports_errors[F: Callable[..., Any]](fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from forecast.config.errors import WallcastError
 
         try:
             return fn(*args, **kwargs)
@@ -96,8 +98,6 @@ def _is_click_error(exc: BaseException) -> bool:
 
 def main() -> None:
     """Entry point of the ``wallcast`` console script and ``python -m forecast``."""
-    from forecast.config.errors import WallcastError
-    from forecast.config.paths import configure_jax_cache
 
     # Compiled NUTS kernels and wall searches are reused across commands and weekly refreshes
     # (`make run`'s analyse and walls steps reuse what `wallcast run` compiled); BENCHMARKS.md.

@@ -167,6 +167,7 @@ class RefreshOptions:
         (None: every year, the default)."""
         if self.year_step == 1:
             return None
+        # why here: the plan search imports JAX; reading commands must not
         from forecast.inference.propagate import DEFAULT_YEARS
 
         years = [float(y) for y in DEFAULT_YEARS[:: self.year_step]]

@@ -16,11 +16,13 @@ import typer
 
 from forecast.cli.app import app, reports_errors
 from forecast.cli.options import ForecastOpt, JsonOpt, OutDirOpt, OutputsDirOpt, Wall, What
+from forecast.cli.tables import cost_line, query_line
+from forecast.queries.answers import answer, json_ready
+from forecast.store.reader import resolve_forecast_path
 
 
 def forecast_path(forecast: Path | None, outputs_dir: Path | None = None) -> Path:
     """The forecast file a reading command works on (see the module docstring)."""
-    from forecast.store.reader import resolve_forecast_path
 
     return resolve_forecast_path(forecast if forecast is not None else outputs_dir)
 
@@ -61,14 +63,12 @@ def query(
 ) -> None:
     """Median and credible interval of when / at what FLOP a wall is hit, or of what the walls
     cost the frontier run of a year (no JAX import)."""
-    from forecast.queries.answers import answer, json_ready
 
     path = forecast_path(forecast, outputs_dir)
     out = answer(path, wall.value if wall else None, what.value, scenario, prob, year)
     if json_out:  # the same object as the API's GET /v1/query (forecast.queries.answers.query_json)
         typer.echo(json.dumps(json_ready(out), indent=2))
         return
-    from forecast.cli.tables import cost_line, query_line
 
     typer.echo(cost_line(out) if what is What.cost else query_line(out))
 
@@ -90,6 +90,7 @@ def report(
 ) -> None:
     """Write report.html (self-contained) and report.md: headline, charts, per-accelerator
     walls (runs the plan search, about a minute), trend fits, changes, provenance."""
+    # why here: matplotlib and the report modules load only when a report is written
     from forecast.report import write_report_files
 
     written = write_report_files(
@@ -108,6 +109,7 @@ def deck(
     forecast: ForecastOpt = None, outputs_dir: OutputsDirOpt = None, out: OutDirOpt = None
 ) -> None:
     """Write deck.pptx: the answer, fan chart, scenarios, uncertainty drivers, assumptions."""
+    # why here: matplotlib and the report modules load only when a report is written
     from forecast.report import write_deck_file
 
     typer.echo(f"wrote {write_deck_file(forecast_path(forecast, outputs_dir), out)}")

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from forecast import store
 from forecast.cli.app import EXIT_USER_ERROR, app, echo_json, progress, reports_errors
 from forecast.cli.options import (
     ApiHostOpt,
@@ -24,6 +25,14 @@ from forecast.cli.options import (
     TaskRunnerKind,
     with_refresh_options,
 )
+from forecast.cli.tables import summary_table as format_summary
+from forecast.config import paths
+from forecast.config.errors import WallcastError
+from forecast.config.filelock import exclusive_lock
+from forecast.data.ingest import ingest_file
+from forecast.queries.answers import summary_table
+from forecast.store.layout import LOCK_FILE
+from forecast.store.reader import load_forecast_group
 
 #: Settings for Prefect, set before it is imported unless the environment sets them.
 PREFECT_DEFAULTS = {
@@ -43,7 +52,6 @@ own messages and every failed task's traceback)."""
 
 def log_level() -> int:
     """The level named by :data:`LOG_LEVEL_ENV` (default INFO), or a WallcastError."""
-    from forecast.config.errors import WallcastError
 
     name = os.environ.get(LOG_LEVEL_ENV, "INFO").strip().upper() or "INFO"
     level = logging.getLevelNamesMapping().get(name)
@@ -92,8 +100,7 @@ def quiet_user_error_tracebacks() -> None:
 def preflight(refresh: RefreshOptions) -> None:
     """Validate data, priors, scenarios and the outputs folder before any Prefect import: bad
     input fails in about a second with one ``error:`` line instead of inside the flow."""
-    from forecast import store
-    from forecast.config import paths
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.jobs import forecast_job
 
     options = refresh.flow_parameters()
@@ -115,6 +122,7 @@ def _run_refresh(
 
     ``lock_wait``: seconds to wait for a refresh already running on the outputs folder."""
     prefect_defaults()
+    # why here: only the refresh commands load Prefect (the others start in <1 s)
     from flows.refresh import flow_with_task_runner
 
     quiet_user_error_tracebacks()
@@ -128,12 +136,12 @@ def start_prefect_server() -> None:
     """The embedded Prefect server, tied to this process and started with retries
     (:func:`flows.server_lifecycle.start_embedded_server`); a WallcastError naming the setting to
     change when it does not answer."""
+    # why here: only the refresh commands load Prefect (the others start in <1 s)
     from flows.server_lifecycle import (
         ServerStartError,
         server_dies_with_parent,
         start_embedded_server,
     )
-    from forecast.config.errors import WallcastError
 
     server_dies_with_parent()
     try:
@@ -147,11 +155,14 @@ def prefect_connection_errors() -> Iterator[None]:
     """A lost connection to the Prefect API mid-run (the server stopped answering; Prefect's client
     has already retried) becomes one ``error:`` line: nothing was published, ``latest`` is kept,
     and a rerun reuses every task already cached."""
+    # why here: only the refresh commands load Prefect (the others start in <1 s)
     import httpx
-    from prefect.exceptions import PrefectHTTPStatusError
-    from prefect.settings import PREFECT_API_URL
 
-    from forecast.config.errors import WallcastError
+    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    from prefect.exceptions import PrefectHTTPStatusError
+
+    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    from prefect.settings import PREFECT_API_URL
 
     advice = (
         "nothing was published and the latest forecast is kept; run the command again "
@@ -184,9 +195,6 @@ INGEST_REFRESH_LOCK_WAIT_S = 3600.0
 
 def _refuse_while_refreshing(refresh: RefreshOptions) -> None:
     """Raise LockBusyError ("another refresh is running") before anything is merged."""
-    from forecast.config import paths
-    from forecast.config.filelock import exclusive_lock
-    from forecast.store.layout import LOCK_FILE
 
     lock = paths.outputs_dir(refresh.outputs_dir) / LOCK_FILE
     if lock.is_file():  # no lock file: no refresh has ever run there
@@ -195,9 +203,6 @@ def _refuse_while_refreshing(refresh: RefreshOptions) -> None:
 
 
 def _print_refresh(result: dict[str, Any], json_out: bool) -> None:
-    from forecast.cli.tables import summary_table as format_summary
-    from forecast.queries.answers import summary_table
-    from forecast.store.reader import load_forecast_group
 
     states = result["task_states"]
     cached = result["cached"]
@@ -290,7 +295,6 @@ def ingest(
     data folder's own tables are refused.  With --refresh, a refresh already running on the
     outputs folder refuses the ingest before anything is merged (exit 2, try again later).
     """
-    from forecast.data.ingest import ingest_file
 
     if then_refresh:
         _refuse_while_refreshing(refresh)
@@ -342,17 +346,20 @@ def serve(
     server.  Stop with Ctrl-C.
     """
     prefect_defaults()
+    # why here: only the refresh commands load Prefect (the others start in <1 s)
     from prefect.client.schemas.schedules import CronSchedule
 
     try:
         CronSchedule(cron=cron)
     except ValueError as exc:
         raise typer.BadParameter(f"invalid cron expression {cron!r}", param_hint="--cron") from exc
+    # why here: only the refresh commands load Prefect (the others start in <1 s)
     from flows.serve import serve_forecast
 
     quiet_user_error_tracebacks()
     start_prefect_server()
     if api_port:
+        # why here: only `wallcast serve` starts the API beside the flows
         from forecast.service.server import start_api_thread
 
         start_api_thread(api_host, api_port, refresh.outputs_dir)

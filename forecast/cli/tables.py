@@ -44,6 +44,7 @@ def render(
 def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> str:
     """``wallcast walls``: one line per accelerator (records of :func:`forecast.analyses.accelerator_walls.walls_records`),
     with footnotes for gap-filled figures."""
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import SEARCH_LOG10_FLOP_RANGE, wall_log10_flop
 
     header = ["accelerator", "max util", "data-movement wall", "latency wall", "tp", "layout"]
@@ -320,6 +321,7 @@ def analysis_summary(analysis: Any) -> str:
                 f"{row['median_error_dex']:+.2f} dex"
             )
     if analysis.frozen is not None:
+        # why here: the plan search imports JAX; reading commands must not
         from forecast.analyses.frozen_hardware import summary
 
         ds = analysis.frozen.dataset

@@ -22,6 +22,8 @@ from forecast.cli.options import (
     Precision,
     PrecisionOpt,
 )
+from forecast.cli.tables import latency_wall_text, walls_table
+from forecast.model.params import SECONDS_PER_DAY
 
 # ----------------------------------------------------------------------------- walls
 
@@ -50,6 +52,7 @@ def walls(
         raise typer.BadParameter(
             "--moe-active cannot exceed --moe-experts", param_hint="--moe-active"
         )
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import walls_records
 
     rows = walls_records(
@@ -63,8 +66,6 @@ def walls(
     if json_output:
         typer.echo(json.dumps(rows, indent=2, allow_nan=False))
         return
-
-    from forecast.cli.tables import walls_table
 
     typer.echo(walls_table(rows, duration_days, precision.value))
 
@@ -103,8 +104,8 @@ def latency_wall(
     check_positive(duration_days, "--duration-days")
     check_positive(layer_coef, "--layer-coef")
 
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.model.latency import latency_wall_flop, latency_wall_params
-    from forecast.model.params import SECONDS_PER_DAY
 
     args = (
         t_layer_us * 1e-6,
@@ -130,7 +131,6 @@ def latency_wall(
         }
         typer.echo(json.dumps(out, indent=2))
         return
-    from forecast.cli.tables import latency_wall_text
 
     typer.echo(
         latency_wall_text(
@@ -158,12 +158,14 @@ def curve(
 ) -> None:
     """Plot best achievable utilization against training compute, with both walls marked."""
     check_positive(duration_days, "--duration-days")
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import curve_record, select_accelerators
 
     curves = [
         curve_record(acc, duration_days=duration_days, precision=precision.value)
         for acc in select_accelerators(accelerator, hardware)
     ]
+    # why here: matplotlib and the report modules load only when a report is written
     from forecast.report.charts import utilization_chart
 
     fig = utilization_chart(curves, figsize=(9, 5.5))

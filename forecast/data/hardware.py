@@ -11,6 +11,8 @@ Problems with the header (missing or unexpected columns) have ``row=None`` and s
 Why one module of ~720 lines: validation and loading of the two tables share one number parser and
 one name normaliser, so that nothing the validator accepts can fail to load (issue 13); keeping
 them together keeps that guarantee in one place.
+
+One concept: the two sourced tables of chips and record runs, validated cell by cell with one shared set of checks.
 """
 
 from __future__ import annotations

@@ -30,15 +30,27 @@ import numpyro  # noqa: F401  (a plain import before numpyro.infer; see forecast
 import xarray as xr
 from numpyro.infer import MCMC, NUTS, Predictive
 
+from forecast import __version__
 from forecast.config.platform import platform_json
 from forecast.config.runtime import exclusive, init_jax
 from forecast.config.settings import default_warmup
 from forecast.data.evidence import load_model_shapes, load_scaleup_domains
 from forecast.data.inputs import Inputs
 from forecast.inference.draws import _FIXED_SLOPE_DIMS, PREDICTIVE_SITES
+from forecast.inference.gate import check_convergence
+from forecast.inference.loo import loo_checks
 from forecast.priors import PriorSet
 from forecast.priors.registry import FITTED_INPUTS
-from forecast.stats.joint import LAW_OBSERVED_SITES, LAWS, JointData, LawPriors, joint_model
+from forecast.stats.joint import (
+    LAW_OBSERVED_SITES,
+    LAWS,
+    JointData,
+    LawPriors,
+    joint_data,
+    joint_model,
+    law_prior_record,
+    law_priors_from_prior_set,
+)
 from forecast.stats.scaling_laws import (
     LawTable,
 )
@@ -49,6 +61,7 @@ from forecast.stats.trends import (
     TrendPriors,
     resolve_intercepts,
     trend_model,
+    trend_priors_from_prior_set,
 )
 
 TARGET_ACCEPT_PROB = 0.95
@@ -168,11 +181,9 @@ def fit_joint(
     dt["constant_data"] = xr.merge(
         [_constant_data(data.hardware, data.frontier), _law_constant_data(tables)]
     )
-    from forecast.inference.loo import loo_checks
 
     dt["predictive_checks"] = loo_checks(dt)
     elapsed = time.perf_counter() - start
-    from forecast import __version__
 
     dt.attrs.update(
         {
@@ -206,7 +217,6 @@ def fit_joint(
 
 
 def _law_hash(tables: Mapping[str, LawTable]) -> str:
-    import hashlib
 
     digest = hashlib.sha256()
     for law in LAWS:
@@ -299,7 +309,6 @@ def fit_observations(
     elapsed = time.perf_counter() - start
 
     dt["constant_data"] = _constant_data(hardware, frontier)
-    from forecast import __version__
 
     dt.attrs.update(
         {
@@ -328,9 +337,6 @@ def fit_key(prior_set: PriorSet) -> str:
     scenario may change them) and the base file's priors of the fitted law parameters (a scenario
     that sets a fitted key changes the propagation, not the fit). Scenarios with equal keys share
     one fit."""
-    import json
-
-    from forecast.stats.trends import trend_priors_from_prior_set
 
     base = prior_set.base or prior_set
     laws = {k: {"dist": base[k].dist, "params": dict(base[k].params)} for k in FITTED_INPUTS}
@@ -352,14 +358,6 @@ def fit(
 ) -> xr.DataTree:
     """NUTS fit of the joint model (trends, frontier compute, depth, batch, utilization and
     domain laws), gated on convergence over every fitted parameter (``gate=False``: no gate)."""
-    import jax
-
-    from forecast.config.runtime import init_jax
-    from forecast.inference.fit import fit_joint
-    from forecast.inference.gate import check_convergence
-    from forecast.stats.joint import joint_data, law_prior_record, law_priors_from_prior_set
-    from forecast.stats.trends import trend_priors_from_prior_set
-
     init_jax()
     shapes = load_model_shapes() if inputs.model_shapes is None else inputs.model_shapes
     domains = load_scaleup_domains() if inputs.scaleup_domains is None else inputs.scaleup_domains

@@ -16,8 +16,10 @@ Array functions first (:func:`central_coverage`), then the Dataset builder.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
+import arviz_stats as azs
 import numpy as np
 import xarray as xr
 
@@ -58,9 +60,6 @@ def loo_checks(tree: xr.DataTree, probs: Sequence[float] = CHECK_PROBS) -> xr.Da
     """Per likelihood of the joint fit in ``tree``: rows, LOO-PIT coverage of the central
     ``probs`` intervals, mean LOO-PIT, and the PSIS reliability (largest Pareto k, rows above
     :data:`HIGH_PARETO_K`). Likelihoods the tree does not hold are left out."""
-    import warnings
-
-    import arviz_stats as azs
 
     names, rows, coverage, pit_mean, k_max, k_high, sites, tables = [], [], [], [], [], [], [], []
     observed = tree["observed_data"] if "observed_data" in tree.children else None

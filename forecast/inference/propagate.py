@@ -13,12 +13,14 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+import jax
 import numpy as np
 import xarray as xr
 
 from forecast.config.constants import DEFAULT_WALL_YEAR_STEP, REFERENCE_YEAR
 from forecast.config.runtime import init_jax
 from forecast.inference.crossing import first_crossing
+from forecast.inference.draws import posterior_draws
 from forecast.model.cost import (
     best_utilization,
     cost_multiplier,
@@ -28,6 +30,8 @@ from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.priors import PriorSet
 from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
+from forecast.stats.joint import draw_free_inputs
+from forecast.stats.trends import project
 
 DEFAULT_YEARS = np.arange(2024, 2046, dtype=float)
 
@@ -323,9 +327,6 @@ def scenario_inputs(
     :func:`scenario_seed`, one random stream per key: a key a scenario leaves alone has the same
     draws in every scenario.
     """
-    import jax
-
-    from forecast.stats.joint import draw_free_inputs
 
     drawn = draw_free_inputs(prior_set, samples, n, jax.random.PRNGKey(scenario_seed(seed)))
     out = {}
@@ -358,14 +359,6 @@ def propagate_scenario(
     draws against step 1; BENCHMARKS.md); ``wall_year_step=1`` computes every year.
     """
     init_jax()
-    from forecast.inference.draws import posterior_draws
-    from forecast.inference.propagate import (
-        DEFAULT_YEARS,
-        forecast_dataset,
-        inputs_dataset,
-        propagate,
-    )
-    from forecast.stats.trends import project
 
     years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
     post = fit_tree["posterior"]

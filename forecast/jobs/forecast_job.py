@@ -7,6 +7,8 @@ what it returns (:mod:`forecast.store.reader` publishes).  Folders default to th
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import xarray as xr
 
@@ -36,7 +38,6 @@ def assemble(
     all enter the run fingerprint and the id. The root attribute ``input_provenance`` says, per
     scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
     """
-    import json
 
     names = list(scenario_results)
     forecast = xr.concat(

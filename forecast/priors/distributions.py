@@ -19,6 +19,8 @@ segment), so every given quantile is reproduced exactly:
 A fixed value is the ``point`` distribution (a point mass). The checks here raise
 :class:`InvalidPrior` with the reason only; :mod:`forecast.priors.parsing` adds file, key and line.
 No jax/numpyro import happens at module level; :meth:`Prior.to_numpyro` imports numpyro lazily.
+
+One concept: the prior distribution - its parameters, quantiles, sampling and exact NumPyro form.
 """
 
 from __future__ import annotations
@@ -286,8 +288,13 @@ def _interp_extrap(z: np.ndarray, zk: np.ndarray, yk: np.ndarray) -> np.ndarray:
 def _numpyro_piecewise(domain: Domain, zk: np.ndarray, yk: np.ndarray) -> Any:
     """Standard Normal z -> piecewise-linear y(z) through the knots (end segments extended, as
     :func:`_interp_extrap`) -> the domain's inverse transform (exp, sigmoid or identity)."""
+    # why here: reading and parsing priors must not import JAX
     import jax.numpy as jnp
+
+    # why here: reading and parsing priors must not import JAX
     import numpyro.distributions as nd
+
+    # why here: reading and parsing priors must not import JAX
     from numpyro.distributions import constraints
 
     zk = np.asarray(zk, dtype=float)
@@ -324,8 +331,13 @@ def _numpyro_piecewise(domain: Domain, zk: np.ndarray, yk: np.ndarray) -> Any:
 
 
 def _numpyro_triangular(low: float, mode: float, high: float) -> Any:
+    # why here: reading and parsing priors must not import JAX
     import jax.numpy as jnp
+
+    # why here: reading and parsing priors must not import JAX
     import numpyro.distributions as nd
+
+    # why here: reading and parsing priors must not import JAX
     from numpyro.distributions import constraints
 
     span = high - low

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from forecast.config import paths
 from forecast.config.errors import WallcastError
 from forecast.priors import distributions as dists
 from forecast.priors.distributions import DISTRIBUTIONS, FORMS, InvalidPrior, Prior
@@ -319,6 +320,5 @@ def load_overlay(path: str | Path) -> PriorSet:
 
 def default_priors_path() -> Path:
     """The baseline prior file (``forecast.config.paths.default_priors_path``: honours WALLCAST_PRIORS_DIR)."""
-    from forecast.config import paths
 
     return paths.default_priors_path()

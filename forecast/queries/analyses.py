@@ -5,10 +5,12 @@ coverage): what the CLI tables, the report and the service print. No JAX.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
+
+if TYPE_CHECKING:  # annotations only: reading answers does not import xarray
+    import xarray as xr
 
 _METHOD = {
     "prior": "Sobol indices by Saltelli/Jansen estimators on a scrambled Sobol design; every "

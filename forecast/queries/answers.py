@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from forecast.config.errors import WallcastError
+from forecast.store.reader import read_variable, resolve_forecast_path
 
 if TYPE_CHECKING:  # xarray is imported lazily: `wallcast query` needs only h5py and NumPy
     import xarray as xr
@@ -106,7 +107,6 @@ def query(
     """
     if what not in WHAT_VARIABLE:
         raise QueryError(f"what must be one of {sorted(WHAT_VARIABLE)}, got {what!r}")
-    from forecast.store.reader import read_variable, resolve_forecast_path
 
     path = resolve_forecast_path(path)
     dims, values, attrs, coords, root = read_variable(path, "forecast", WHAT_VARIABLE[what])
@@ -145,9 +145,8 @@ def cost_query(
 
     Reads the three variables with h5py (no xarray, no JAX), like :func:`query`.
     """
+    # why here: h5py only when a file is read (resolving paths needs none)
     import h5py
-
-    from forecast.store.reader import read_variable, resolve_forecast_path
 
     path = resolve_forecast_path(path)
     with h5py.File(path, "r") as h5:

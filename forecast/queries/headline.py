@@ -15,14 +15,17 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
 from forecast import store
+from forecast.priors import parse_prior
 from forecast.queries.answers import quantiles_with_inf, summary_table
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year, sci
+
+if TYPE_CHECKING:  # annotations only: reading answers does not import xarray
+    import xarray as xr
 
 PROB = 0.8
 
@@ -239,7 +242,6 @@ def provenance(fc: Forecast) -> list[tuple[str, str]]:
 
 def assumptions(priors_text: str) -> list[dict[str, str]]:
     """Every parameter of the priors with its distribution in words and its source."""
-    from forecast.priors import parse_prior
 
     data = tomllib.loads(priors_text or "")
     out = []

@@ -4,6 +4,8 @@ Every function returns a :class:`matplotlib.figure.Figure` whose axes are labell
 ``scale`` enlarges the text for slides.  Colours: the Okabe–Ito palette of ``wallcast curve``.
 All the charts stay in this one module (about 770 lines) so that they share one style
 context, palette and label vocabulary; each chart is one self-contained function.
+
+One concept: the figures of the report and deck, drawn in one matplotlib style.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from scipy.stats import gaussian_kde
 
 from forecast.analyses.accelerator_walls import wall_log10_flop
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.queries.formatting import fmt_count
 from forecast.queries.headline import Forecast, band_quantiles, wall_label
 from forecast.report.drivers import Backtest, SobolDrivers
+from forecast.report.evidence import AXIS_LABELS
 
 # Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
 OKABE_ITO = (
@@ -786,7 +790,6 @@ PRIOR_COLOUR, POSTERIOR_COLOUR = SKY, BLUE
 
 def _density(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """Kernel density of ``values`` on ``grid`` (Scott's bandwidth), scaled to a peak of 1."""
-    from scipy.stats import gaussian_kde
 
     if values.size < 2 or np.ptp(values) == 0:
         d = np.zeros_like(grid)
@@ -806,7 +809,6 @@ def prior_posterior_chart(
     them, each one's median (dot) and 80 % interval (bar); x in the input's unit, log scale where
     the prior spans over a factor of 10.
     """
-    from forecast.report.evidence import AXIS_LABELS
 
     ncols = max(1, min(ncols, len(items)))
     nrows = max(1, math.ceil(len(items) / ncols))

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from scipy.stats import rankdata
 
 from forecast.queries.formatting import fmt_pct, sci
 from forecast.queries.headline import Forecast, wall_label
@@ -32,7 +33,6 @@ DRIVER_METHOD = (
 
 
 def _rank(x: np.ndarray) -> np.ndarray:
-    from scipy.stats import rankdata
 
     return rankdata(x, method="average")
 

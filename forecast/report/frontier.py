@@ -15,6 +15,7 @@ Every number is read from the forecast file.  :func:`frontier_backtest_blocks` a
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +24,28 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from forecast.analyses.frozen_hardware import summary
 from forecast.queries.answers import interval
 from forecast.queries.formatting import fmt_flop, fmt_interval, fmt_pct, fmt_year, sci
 from forecast.queries.headline import PROB, Forecast, wall_label
 from forecast.report import charts
 from forecast.report.drivers import backtest_settings
+
+
+@dataclass
+class Block:
+    """One block of the report (a heading, paragraph, table, figure or list), rendered to HTML
+    and Markdown by :mod:`forecast.report.html`."""
+
+    kind: str  # h1 | h2 | p | lead | table | figure | ul
+    text: str = ""
+    header: list[str] | None = None
+    rows: list[list[str]] | None = None
+    items: list[str] | None = None
+    key: str = ""
+    png: bytes = b""
+    figure: Figure | None = None
+
 
 FROZEN_HEADING = "The paper's framing: today's hardware, frozen"
 PAPER_DM_WALL_FLOP = 1e28  # [erdil2024] abstract: utilization falls beyond ~1e28 FLOP (H100)
@@ -184,7 +202,6 @@ def frontier_backtest_chart(
 
 def frontier_backtest_blocks(fc: Forecast) -> list[Any]:
     """The frontier-compute part of the backtest section (empty without the group)."""
-    from forecast.report.html import Block
 
     fb = frontier_backtest_summary(fc)
     if fb is None:
@@ -235,7 +252,6 @@ class FrozenHardware:
 
 def frozen_summary(fc: Forecast, prob: float = PROB) -> FrozenHardware | None:
     """Frozen and full hit years per wall, or None without the group."""
-    from forecast.analyses.frozen_hardware import summary
 
     ds = fc.group("frozen_hardware")
     if ds is None or "hit_year" not in ds:
@@ -347,7 +363,6 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
 
 
 def _any_posterior(ds: xr.Dataset) -> bool:
-    import json
 
     sources = json.loads(str(ds.attrs.get("input_sources", "{}")))
     return any(str(v).startswith("posterior") for v in sources.values())
@@ -399,7 +414,6 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
 
 def frozen_blocks(fc: Forecast) -> list[Any]:
     """The frozen-hardware section (empty without the group)."""
-    from forecast.report.html import Block
 
     fz = frozen_summary(fc)
     if fz is None:

@@ -7,6 +7,7 @@ accelerators to show and lays out their table.  JAX runs inside the service, not
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from forecast.analyses.accelerator_walls import (
     DEFAULT_PRECISION,
     SEARCH_LOG10_FLOP_RANGE,
     curve_record,
+    hardware_table_hash,
     select_accelerators,
     wall_log10_flop,
     walls_records,
@@ -83,9 +85,6 @@ def accelerator_walls(
     the refresh flow can compute them beside the fit (:func:`warm_accelerator_walls`) and the
     report, written after publishing, reads them back; a changed table is computed afresh.
     Callers get their own copy."""
-    import copy
-
-    from forecast.analyses.accelerator_walls import hardware_table_hash
 
     key = (
         None if names is None else tuple(names),

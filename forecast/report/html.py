@@ -7,12 +7,12 @@ refers to the charts as PNG files in ``report_files/`` next to it.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
 
+from forecast.inference.loo import check_rows
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
 from forecast.queries.headline import (
     PROB,
@@ -51,7 +51,7 @@ from forecast.report.evidence import (
     provenance_rows,
     scenario_overrides,
 )
-from forecast.report.frontier import frontier_backtest_blocks, frozen_blocks
+from forecast.report.frontier import Block, frontier_backtest_blocks, frozen_blocks
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
 from forecast.report.not_modelled import not_modelled
 
@@ -67,18 +67,6 @@ NO_PROVENANCE = (
     "Not recorded in this forecast (no `input_provenance`): see the assumptions below for "
     "each prior and its source."
 )
-
-
-@dataclass
-class Block:
-    kind: str  # h1 | h2 | p | lead | table | figure | ul
-    text: str = ""
-    header: list[str] | None = None
-    rows: list[list[str]] | None = None
-    items: list[str] | None = None
-    key: str = ""
-    png: bytes = b""
-    figure: Figure | None = None
 
 
 def report_blocks(
@@ -408,7 +396,6 @@ def checks_blocks(fc: Forecast, blocks: list[Block]) -> None:
     ds = fc.group("predictive_checks")
     if ds is None or "loo_coverage" not in ds:
         return
-    from forecast.inference.loo import check_rows
 
     blocks.append(Block("p", CHECKS_NOTE))
     rows = []

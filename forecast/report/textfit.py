@@ -13,6 +13,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+import matplotlib
+from PIL import ImageFont
 from pptx.util import Emu, Pt
 
 LINE_HEIGHT = 1.17
@@ -23,8 +25,6 @@ DEFAULT_INSET_TB = Emu(45720)  # 0.05 in
 
 @lru_cache(maxsize=4)
 def _font(bold: bool):
-    import matplotlib
-    from PIL import ImageFont
 
     name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
     return ImageFont.truetype(str(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / name), 1000)

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import AsyncIterator
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -19,6 +20,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from forecast.config.errors import WallcastError
+from forecast.config.paths import outputs_dir as resolve_outputs
+from forecast.service import dashboard
 from forecast.service.backend import (
     Backend,
     BadParameterError,
@@ -33,6 +36,7 @@ from forecast.service.guard import (
     RowLimitError,
     shown,
 )
+from forecast.service.routes import forecasts, query, walls
 
 log = logging.getLogger("wallcast.service")
 
@@ -46,7 +50,6 @@ API_DESCRIPTION = (
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("wallcast")
@@ -67,6 +70,7 @@ where waiting costs nothing. Plan searches have their own pool (:class:`Expensiv
 
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # why here: set at start-up, inside the running event loop
     import anyio.to_thread
 
     anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
@@ -79,9 +83,6 @@ def create_app(
     outputs_dir: str | Path | None = None, data_dir: str | Path | None = None
 ) -> FastAPI:
     """The API and dashboard over ``outputs_dir`` (default: ``WALLCAST_OUTPUTS_DIR`` or outputs/)."""
-    from forecast.config.paths import outputs_dir as resolve_outputs
-    from forecast.service import dashboard
-    from forecast.service.routes import forecasts, query, walls
 
     app = FastAPI(
         title=API_TITLE, description=API_DESCRIPTION, version=_version(), lifespan=_lifespan

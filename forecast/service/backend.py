@@ -16,6 +16,8 @@ failure (unreadable pointer, corrupt or truncated file, permission denied) is a
 :class:`ForecastUnreadableError` that the app answers with a JSON 503 naming the forecast id, never a path;
 the path and the reason go to the server's log. When ``latest`` is unreadable, default requests
 are answered from the newest readable forecast, and the answer says so (``fallback_from``).
+
+One concept: the service's read model of published forecasts - the cached metadata and arrays each route answers from.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ import numpy as np
 
 from forecast.config.errors import WallcastError
 from forecast.config.paths import hardware_path, outputs_dir
+from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.queries.answers import COST_VARIABLES, WHATS, interval, json_ready, query_json
+from forecast.queries.headline import Forecast, headline
 from forecast.service.guard import ECHO_CHARS, MAX_ROWS, ClientGoneError, RowLimitError, shown
 from forecast.store.layout import FORECAST_FILE, FORECASTS_DIR, LATEST_POINTER
 from forecast.store.reader import ForecastReadError, read_layout, read_variable
@@ -669,8 +673,6 @@ class Backend:
         if not accelerators:
             names = all_names
         else:
-            from forecast.data.hardware import get_accelerator
-
             df = _hardware_frame(str(table), digest)
             names = []
             for wanted in accelerators:
@@ -742,9 +744,8 @@ def _year_value(raw: str) -> float:
 
 @lru_cache(maxsize=256)
 def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
+    # why here: the store's h5py readers must not pay ~0.4 s for xarray
     import xarray as xr
-
-    from forecast.queries.headline import Forecast, headline
 
     meta = _read_meta(key)
     data = {}
@@ -796,6 +797,7 @@ def model_cache_size() -> int:
 
 
 def _file_hash(path: Path) -> str:
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import hardware_table_hash
 
     if not path.is_file():
@@ -805,14 +807,12 @@ def _file_hash(path: Path) -> str:
 
 @lru_cache(maxsize=8)
 def _hardware_frame(table: str, digest: str):
-    from forecast.data.hardware import load_hardware
 
     return load_hardware(table)
 
 
 @lru_cache(maxsize=8)
 def _accelerator_list(table: str, digest: str) -> tuple[dict, ...]:
-    from forecast.data.hardware import get_accelerator
 
     df = _hardware_frame(table, digest)
     out = []
@@ -830,6 +830,7 @@ def _accelerator_list(table: str, digest: str) -> tuple[dict, ...]:
 
 def _compute_walls(table: Path, name: str, duration_days: float, precision: str) -> dict:
     """One entry of ``wallcast walls --json`` (the walls service, :mod:`forecast.analyses.accelerator_walls`)."""
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import walls_record
 
     return walls_record(name, duration_days=duration_days, precision=precision, hardware=table)
@@ -837,6 +838,7 @@ def _compute_walls(table: Path, name: str, duration_days: float, precision: str)
 
 def _compute_curve(table: Path, name: str, duration_days: float, precision: str) -> dict:
     """Best utilization on the explorer's compute grid (the walls service's curve record)."""
+    # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import curve_record
 
     record = curve_record(

@@ -11,8 +11,10 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from forecast.service.guard import shown
 
 router = APIRouter(include_in_schema=False)
 
@@ -30,6 +32,7 @@ def plotly_js() -> bytes:
     bundled = resources.files("plotly") / "package_data" / "plotly.min.js"
     if bundled.is_file():
         return bundled.read_bytes()
+    # why here: plotly's bundle is read once, when the dashboard is served
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs().encode()
@@ -52,10 +55,6 @@ def plotly_asset() -> Response:
 @router.get("/static/{name}")
 def asset(name: str) -> FileResponse:
     if name not in ASSETS:
-        from fastapi import HTTPException
-
-        from forecast.service.guard import shown
-
         raise HTTPException(status_code=404, detail=f"no asset {shown(name)}")
     return FileResponse(
         STATIC / name, media_type=ASSETS[name], headers={"Cache-Control": "no-cache"}

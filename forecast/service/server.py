@@ -7,14 +7,16 @@ import sys
 import threading
 from pathlib import Path
 
+from forecast.config.errors import WallcastError
+from forecast.service.app import create_app
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 
 
 def _server(host: str, port: int, outputs_dir: str | Path | None, log_level: str):
+    # why here: only `wallcast api` serves; other commands skip uvicorn
     import uvicorn
-
-    from forecast.service.app import create_app
 
     config = uvicorn.Config(
         create_app(outputs_dir), host=host, port=port, log_level=log_level, access_log=False
@@ -26,7 +28,6 @@ def run_api(
     host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, outputs_dir: str | Path | None = None
 ) -> None:
     """Serve until interrupted (Ctrl-C)."""
-    from forecast.config.errors import WallcastError
 
     server = _server(host, port, outputs_dir, "info")
     try:

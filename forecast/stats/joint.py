@@ -35,6 +35,7 @@ joint model's priors, no data).
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Mapping
 from functools import partial
 from typing import Any, NamedTuple
@@ -48,6 +49,8 @@ from numpyro.infer import Predictive
 
 from forecast.config.runtime import exclusive, init_jax
 from forecast.priors.distributions import Prior, log10_normal
+from forecast.priors.provenance import input_kind
+from forecast.priors.registry import PROPAGATED_KEYS
 from forecast.stats.scaling_laws import (
     BATCH_PRIORS,
     DEPTH_PRIORS,
@@ -270,7 +273,6 @@ def joint_data(
 
 def _stream(key: str) -> int:
     """A fixed 31-bit number per prior key: the ``fold_in`` datum of its random stream."""
-    import zlib
 
     return zlib.crc32(f"wallcast-free-input:{key}".encode()) & 0x7FFFFFFF
 
@@ -315,8 +317,6 @@ def free_input_distributions(prior_set: Any, posterior_variables: Any) -> dict[s
     """Key -> exact NumPyro distribution of every propagated input that this scenario does not
     take from the posterior (:func:`forecast.priors.provenance.input_kind` "prior", "fixed" or
     "scenario"), in :data:`forecast.priors.registry.PROPAGATED_KEYS` order."""
-    from forecast.priors.provenance import input_kind
-    from forecast.priors.registry import PROPAGATED_KEYS
 
     return {
         key: prior_set[key].to_numpyro_exact()

@@ -24,6 +24,8 @@ Slopes ``b`` are log10 growth per year: a growth of 1.45x/yr is ``b = log10(1.45
 Why one module of ~700 lines: the two models, the table-to-array helpers that feed them and the
 projection of their draws share one parameterisation (pivot year, slopes in log10/yr, the metric
 index); splitting them would spread that parameterisation over several files.
+
+One concept: the hardware-trend and frontier-compute model - its priors, observations, NumPyro program and projection.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from forecast import __version__
 from forecast.config import paths
+from forecast.config.platform import platform_json
 from forecast.priors import PriorSet, load_priors, loads
 from forecast.store.identity import code_hash, fingerprint, forecast_id, now_utc
 from forecast.store.schema import UNITS, WALL_DEFINITIONS
@@ -38,8 +40,6 @@ def provenance_attrs(
     the data hash and folder (``data_dir``, so that analyses refit against the same tables), the
     priors and scenario texts, the units and the platform (:mod:`forecast.config.platform`).
     """
-    from forecast import __version__
-    from forecast.config.platform import platform_json
 
     code = code_hash() if code is None else code
     created = now_utc() if created is None else created

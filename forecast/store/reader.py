@@ -149,6 +149,7 @@ def previous_forecast_path(path: str | Path | None = None) -> Path | None:
 
 def open_forecast(path: str | Path | None = None) -> xr.DataTree:
     """Open a forecast lazily as a DataTree (close it, or use ``with``)."""
+    # why here: the store's h5py readers must not pay ~0.4 s for xarray
     import xarray as xr
 
     path = resolve_forecast_path(path)
@@ -193,6 +194,7 @@ def read_layout(
     Returns (root attrs, group names, variables of ``group`` as name -> {"dims", "units"},
     coordinate values of the dimensions those variables use).
     """
+    # why here: h5py only when a file is read (resolving paths needs none)
     import h5py
 
     path = resolve_forecast_path(path)
@@ -223,6 +225,7 @@ def read_variable(
     importing xarray costs ~0.4 s; a query needs one variable and two string coordinates,
     which h5py reads in a few milliseconds.
     """
+    # why here: h5py only when a file is read (resolving paths needs none)
     import h5py
 
     path = resolve_forecast_path(path)
@@ -245,6 +248,7 @@ def load_forecast_group(
     path: str | Path | None = None, variables: list[str] | None = None
 ) -> tuple[xr.Dataset, dict]:
     """The ``/forecast`` group (optionally only some variables, via h5py) and the root attrs."""
+    # why here: the store's h5py readers must not pay ~0.4 s for xarray
     import xarray as xr
 
     path = resolve_forecast_path(path)
@@ -262,6 +266,7 @@ def load_forecast_group(
 
 def read_attrs(path: str | Path | None = None) -> dict[str, Any]:
     """Root attributes of a forecast file (h5py only: no xarray import)."""
+    # why here: h5py only when a file is read (resolving paths needs none)
     import h5py
 
     path = resolve_forecast_path(path)
