@@ -185,7 +185,9 @@ def check() -> tuple[list[str], dict[str, int]]:
             if other and other != module:
                 graph[module].add(other)
             if layer(module) in JAX_FREE and target.split(".")[0] in JAX_MODULES:
-                problems.append(f"{where}:{lineno}: imports {target} at module level (JAX-free layer)")
+                problems.append(
+                    f"{where}:{lineno}: imports {target} at module level (JAX-free layer)"
+                )
         seen_local: set[int] = set()
         for lineno, _target in visitor.local:
             if lineno in seen_local:
