@@ -5,7 +5,7 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
 
 * ``load-inputs`` - reads and validates data and priors; never cached (it is what detects change),
   retried on I/O errors (never on a WallcastError: :func:`retry_unless_user_error`);
-* ``fit-trends`` - NUTS fit of the joint model (trends and scaling laws); one per distinct set of
+* ``fit-joint`` - NUTS fit of the joint model (trends and scaling laws); one per distinct set of
   fit priors (scenarios that only change propagation inputs, or replace a fitted input with a
   what-if, share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
   hardware.csv, frontier_runs.csv, model_shapes.csv and scaleup_domains.csv), ``trend_priors``
@@ -46,7 +46,13 @@ from prefect.futures import as_completed, wait
 from forecast import store
 from forecast.config import paths
 from forecast.config.errors import WallcastError
-from forecast.config.settings import DEFAULT_PROPAGATE_DRAWS
+from forecast.config.settings import (
+    DEFAULT_CHAINS,
+    DEFAULT_DRAWS,
+    DEFAULT_KEEP,
+    DEFAULT_PROPAGATE_DRAWS,
+    DEFAULT_SEED,
+)
 from forecast.jobs import forecast_job
 from forecast.queries.answers import summary_table
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
@@ -95,7 +101,7 @@ def load_inputs_task(
 
 
 @task(
-    name="fit-trends",
+    name="fit-joint",
     cache_policy=TASK_SOURCE + (INPUTS - "inputs" - "prior_set"),
     persist_result=True,
 )
@@ -177,7 +183,7 @@ def publish_task(
     years: list[float] | None,
     fingerprint: str,
     code: str,
-    keep: int = store.DEFAULT_KEEP,
+    keep: int = DEFAULT_KEEP,
     republish: bool = False,
     propagate_draws: int | None = None,
 ) -> dict[str, Any]:
@@ -201,9 +207,8 @@ def publish_task(
         years=years,
         code=code,
         propagate_draws=propagate_draws,
+        run_fingerprint=fingerprint,
     )
-    if tree.attrs["run_fingerprint"] != fingerprint:  # one recipe: store.fingerprint
-        raise RuntimeError("the assembled forecast's fingerprint differs from the flow's")
     get_run_logger().info(f"publishing forecast {fid} to {out}")
     published, removed = store.publish_forecast(tree, out, fid, keep=keep)
     return {
@@ -357,11 +362,11 @@ def refresh_forecast(
     outputs_dir: str | None = None,
     scenarios: list[str] | None = None,
     scenario_dir: str | None = None,
-    chains: int = 4,
-    draws: int = 1000,
-    seed: int = 0,
+    chains: int = DEFAULT_CHAINS,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
     years: list[float] | None = None,
-    keep: int = store.DEFAULT_KEEP,
+    keep: int = DEFAULT_KEEP,
     republish: bool = False,
     lock_wait: float = 0.0,
     reports: bool = True,
@@ -394,7 +399,7 @@ def refresh_forecast(
         for name, prior_set in inputs.scenarios.items():
             tk = _fit_priors_key(prior_set)
             if tk not in fits:
-                fit_names[tk] = f"fit-trends-{name}"
+                fit_names[tk] = f"fit-joint-{name}"
                 fit_keys[tk] = store.digest([inputs.data_hash, tk, chains, draws, seed, code])
                 fits[tk] = fit_task.with_options(task_run_name=fit_names[tk]).submit(
                     inputs,
@@ -439,10 +444,8 @@ def refresh_forecast(
         base_fit = next(iter(fitted.values()))
         logger.info("tasks: " + ", ".join(f"{k}={v}" for k, v in states.items()))
 
-        fingerprint = store.fingerprint(
-            data_hash=inputs.data_hash,
-            priors_text=inputs.priors.text,
-            scenario_texts={n: ps.text for n, ps in inputs.scenarios.items()},
+        fingerprint = forecast_job.fingerprint_of(
+            inputs,
             seed=seed,
             chains=chains,
             draws=draws,

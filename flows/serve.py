@@ -38,8 +38,14 @@ from prefect.types.entrypoint import EntrypointType
 from flows.refresh import refresh_forecast
 from forecast.config import paths
 from forecast.config.filelock import LockBusyError, exclusive_lock
+from forecast.config.settings import (
+    DEFAULT_CHAINS,
+    DEFAULT_DRAWS,
+    DEFAULT_KEEP,
+    DEFAULT_PROPAGATE_DRAWS,
+    DEFAULT_SEED,
+)
 from forecast.data.ingest import INCOMING_DIR, ingest_file, pending_files
-from forecast.store.publisher import DEFAULT_KEEP
 
 __all__ = ["LandingPoller", "ingest_task", "serve_forecast", "watch_landing"]
 
@@ -64,15 +70,15 @@ def watch_landing(
     priors: str | None = None,
     scenarios: list[str] | None = None,
     scenario_dir: str | None = None,
-    chains: int = 4,
-    draws: int = 1000,
-    seed: int = 0,
+    chains: int = DEFAULT_CHAINS,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
     years: list[float] | None = None,
     keep: int = DEFAULT_KEEP,
     reports: bool = True,
     settle_seconds: float = 2.0,
     lock_wait: float = 3600.0,
-    propagate_draws: int | None = 1000,
+    propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS,
 ) -> dict[str, Any]:
     """Ingest every settled file in ``<data_dir>/incoming/``; refresh when one added rows.
 

@@ -25,14 +25,14 @@ def _seeds(text: str) -> list[int]:
 
 def _max_quantile_z(posterior) -> float:
     """Largest |fit - reference| / combined MCSE over every parameter's 5/50/95 % quantiles
-    (the statistic of tests/test_reference_forecast.py)."""
+    (the statistic of tests/inference/test_reference_forecast.py)."""
     import sys
     from pathlib import Path
 
     import xarray as xr
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from reference_forecast import QUANTILES_PATH, posterior_quantiles, quantile_z
+    from support.reference import QUANTILES_PATH, posterior_quantiles, quantile_z
 
     ref = xr.open_dataset(QUANTILES_PATH, engine="h5netcdf").load()
     z = quantile_z(posterior_quantiles(posterior), ref)

@@ -21,6 +21,16 @@ from typing import Annotated, Any
 
 import typer
 
+from forecast.config.settings import (
+    DEFAULT_CHAINS,
+    DEFAULT_DRAWS,
+    DEFAULT_KEEP,
+    DEFAULT_PROPAGATE_DRAWS,
+    DEFAULT_SEED,
+    RunSettings,
+    forecast_years,
+)
+
 
 class Precision(StrEnum):
     bf16 = "bf16"
@@ -154,30 +164,22 @@ class RefreshOptions:
     scenario: list[str] | None = None
     data_dir: Path | None = None
     outputs_dir: Path | None = None
-    draws: int = 1000
-    chains: int = 4
-    seed: int = 0
+    draws: int = DEFAULT_DRAWS
+    chains: int = DEFAULT_CHAINS
+    seed: int = DEFAULT_SEED
     year_step: int = 1
-    keep: int = 20
+    keep: int = DEFAULT_KEEP
     report: bool = True
-    propagate_draws: int = 1000  # forecast.config.settings.DEFAULT_PROPAGATE_DRAWS (no import here)
+    propagate_draws: int = DEFAULT_PROPAGATE_DRAWS
 
     def years(self) -> list[float] | None:
         """The output grid: every ``year_step``-th year of the default grid and its last year
         (None: every year, the default)."""
-        if self.year_step == 1:
-            return None
-        # why here: the plan search imports JAX; reading commands must not
-        from forecast.inference.propagate import DEFAULT_YEARS
+        return forecast_years(self.year_step)
 
-        years = [float(y) for y in DEFAULT_YEARS[:: self.year_step]]
-        if years[-1] != float(DEFAULT_YEARS[-1]):
-            years.append(float(DEFAULT_YEARS[-1]))
-        return years
-
-    def flow_parameters(self, *, absolute: bool = False) -> dict[str, Any]:
-        """Parameters of the ``refresh-forecast`` flow; None where :mod:`forecast.config.paths` fills
-        the default.  ``absolute``: resolve paths (deployments run in another process)."""
+    def settings(self, *, absolute: bool = False) -> RunSettings:
+        """The run settings these options say; None where :mod:`forecast.config.paths` fills the
+        default.  ``absolute``: resolve paths (deployments run in another process)."""
 
         def path(p: Path | None) -> str | None:
             return None if p is None else str(p.resolve() if absolute else p)
@@ -185,19 +187,23 @@ class RefreshOptions:
         def scenario(s: str) -> str:
             return str(Path(s).resolve()) if absolute and s.endswith(".toml") else s
 
-        return {
-            "priors": path(self.priors),
-            "scenarios": [scenario(s) for s in self.scenario] if self.scenario else None,
-            "data_dir": path(self.data_dir),
-            "outputs_dir": path(self.outputs_dir),
-            "chains": self.chains,
-            "draws": self.draws,
-            "seed": self.seed,
-            "years": self.years(),
-            "keep": self.keep,
-            "reports": self.report,
-            "propagate_draws": self.propagate_draws or None,
-        }
+        return RunSettings(
+            priors=path(self.priors),
+            scenarios=[scenario(s) for s in self.scenario] if self.scenario else None,
+            data_dir=path(self.data_dir),
+            outputs_dir=path(self.outputs_dir),
+            chains=self.chains,
+            draws=self.draws,
+            seed=self.seed,
+            years=self.years(),
+            keep=self.keep,
+            reports=self.report,
+            propagate_draws=self.propagate_draws or None,
+        )
+
+    def flow_parameters(self, *, absolute: bool = False) -> dict[str, Any]:
+        """Parameters of the ``refresh-forecast`` flow (:meth:`RunSettings.flow_parameters`)."""
+        return self.settings(absolute=absolute).flow_parameters()
 
 
 #: (name, annotation) of each refresh option; defaults come from :class:`RefreshOptions`.

@@ -19,6 +19,7 @@ import xarray as xr
 
 from forecast.config.constants import DEFAULT_WALL_YEAR_STEP, REFERENCE_YEAR
 from forecast.config.runtime import init_jax
+from forecast.config.settings import FIRST_YEAR, LAST_YEAR
 from forecast.inference.crossing import first_crossing
 from forecast.inference.draws import posterior_draws
 from forecast.model.cost import (
@@ -33,7 +34,7 @@ from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
 from forecast.stats.joint import draw_free_inputs
 from forecast.stats.trends import project
 
-DEFAULT_YEARS = np.arange(2024, 2046, dtype=float)
+DEFAULT_YEARS = np.arange(FIRST_YEAR, LAST_YEAR + 1, dtype=float)
 
 
 WALLS = ("data_movement", "latency")

@@ -1,8 +1,11 @@
 """The forecast job as plain functions: load -> fit -> propagate each scenario -> assemble.
 
-Each step is usable alone (the Prefect flow wraps each as a task); none of them writes outside
-what it returns (:mod:`forecast.store.reader` publishes).  Folders default to the resolvers of
-:mod:`forecast.config.paths` (``WALLCAST_DATA_DIR``, ``WALLCAST_PRIORS_DIR``), filled here and nowhere else.
+The steps are :func:`load_inputs` (:mod:`forecast.data.inputs`), :func:`fit`
+(:mod:`forecast.inference.fit`), :func:`propagate_scenario` (:mod:`forecast.inference.propagate`)
+and :func:`assemble` (here), with :func:`fit_key` and :func:`fingerprint_of` for caching and
+skipping: this module is the job's one interface, which the Prefect flow wraps step by step as
+tasks. No step writes outside what it returns (:func:`forecast.store.publish_forecast`
+publishes). Folders default to the resolvers of :mod:`forecast.config.paths`.
 """
 
 from __future__ import annotations
@@ -12,11 +15,24 @@ import json
 import pandas as pd
 import xarray as xr
 
-from forecast.data.inputs import Inputs
-from forecast.inference.propagate import thinning_step
+from forecast import store
+from forecast.data.inputs import Inputs, load_inputs, scenario_path
+from forecast.inference.fit import fit, fit_key
+from forecast.inference.propagate import propagate_scenario, thinning_step
 from forecast.priors.provenance import input_provenance, provenance_json
 from forecast.store.attrs import provenance_attrs
 from forecast.store.schema import build_tree
+
+__all__ = [
+    "Inputs",
+    "assemble",
+    "fingerprint_of",
+    "fit",
+    "fit_key",
+    "load_inputs",
+    "propagate_scenario",
+    "scenario_path",
+]
 
 
 def assemble(
@@ -30,12 +46,14 @@ def assemble(
     years: list[float] | None = None,
     code: str | None = None,
     propagate_draws: int | None = None,
+    run_fingerprint: str | None = None,
 ) -> tuple[xr.DataTree, str]:
     """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id).
 
     ``years`` is the requested grid (None: the default), ``code`` the code hash (None: this
     process's :func:`forecast.store.identity.code_hash`) and ``propagate_draws`` the thinning target;
-    all enter the run fingerprint and the id. The root attribute ``input_provenance`` says, per
+    all enter the run fingerprint and the id (``run_fingerprint``: already computed by the
+    caller with :func:`fingerprint_of`, for the same inputs and settings). The root attribute ``input_provenance`` says, per
     scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
     """
 
@@ -55,6 +73,7 @@ def assemble(
         years=years,
         code=code,
         propagate_draws=propagate_draws,
+        run_fingerprint=run_fingerprint,
     )
     posterior_vars = set(fit_tree["posterior"].data_vars)
     law_rows = json.loads(fit_tree.attrs.get("law_rows", "{}"))
@@ -63,3 +82,28 @@ def assemble(
     attrs["propagated_draws_per_chain"] = int(forecast.sizes["draw"])
     attrs["propagation_thinning"] = thinning_step(chains, draws, propagate_draws)
     return build_tree(fit_tree, forecast, sampled, attrs), attrs["id"]
+
+
+def fingerprint_of(
+    inputs: Inputs,
+    *,
+    seed: int,
+    chains: int,
+    draws: int,
+    years: list[float] | None,
+    code: str,
+    propagate_draws: int | None,
+) -> str:
+    """The run fingerprint of a forecast of ``inputs`` (every scenario) with these settings: what
+    the refresh flow compares with the forecast ``latest`` names and hands to :func:`assemble`."""
+    return store.fingerprint(
+        data_hash=inputs.data_hash,
+        priors_text=inputs.priors.text,
+        scenario_texts={n: ps.text for n, ps in inputs.scenarios.items()},
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        years=years,
+        code=code,
+        propagate_draws=propagate_draws,
+    )

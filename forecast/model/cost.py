@@ -16,7 +16,7 @@ and plan grids (:func:`forecast.model.search.plan_grid`, :mod:`forecast.model.fa
   all, by bisection on log10 duration of the latency-wall predicate (feasibility only grows
   with the duration).
 
-``tests/test_model_cost.py`` compares both with the full plan search on random draws.
+``tests/model/test_model_cost.py`` compares both with the full plan search on random draws.
 """
 
 from __future__ import annotations

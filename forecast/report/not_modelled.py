@@ -2,7 +2,7 @@
 
 The first items follow docs/validation.md section 6 ("What the model leaves out") in plain words;
 each names the opening words of its bullet there (``doc_opening``), and
-``tests/test_report.py::test_not_modelled_follows_validation_doc`` fails when a bullet is added
+``tests/report/test_report.py::test_not_modelled_follows_validation_doc`` fails when a bullet is added
 to or removed from that section without this table following.  The last items are about the
 forecast rather than the step-time model and have no bullet there.
 """

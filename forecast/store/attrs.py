@@ -32,6 +32,7 @@ def provenance_attrs(
     code: str | None = None,
     created: datetime | None = None,
     propagate_draws: int | None = None,
+    run_fingerprint: str | None = None,
 ) -> dict[str, Any]:
     """Every root attribute of a published forecast (the one place they are set).
 
@@ -39,12 +40,14 @@ def provenance_attrs(
     :func:`fingerprint`), the fingerprint itself (``run_fingerprint``), the code version and hash,
     the data hash and folder (``data_dir``, so that analyses refit against the same tables), the
     priors and scenario texts, the units and the platform (:mod:`forecast.config.platform`).
+    ``run_fingerprint``: the fingerprint when the caller has computed it for these same inputs
+    and settings (the refresh flow, which compares it with ``latest`` first), else computed here.
     """
 
     code = code_hash() if code is None else code
     created = now_utc() if created is None else created
     scenario_texts = {n: inputs.scenarios[n].text for n in scenario_names}
-    run_fp = fingerprint(
+    run_fp = run_fingerprint or fingerprint(
         data_hash=inputs.data_hash,
         priors_text=inputs.priors.text,
         scenario_texts=scenario_texts,

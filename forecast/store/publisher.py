@@ -19,15 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forecast.config.errors import WallcastError
+from forecast.config.settings import DEFAULT_KEEP
 from forecast.store.layout import FORECAST_FILE, FORECASTS_DIR, LATEST_POINTER, forecast_dirs
 from forecast.store.reader import load_forecast, resolve_forecast_path
 from forecast.store.schema import write_tree
 
 if TYPE_CHECKING:  # imported lazily: resolving paths and querying must not pay for xarray
     import xarray as xr
-
-
-DEFAULT_KEEP = 20
 
 
 class StorageError(WallcastError):

@@ -10,7 +10,7 @@ from forecast.priors import PriorSet
 #: NVIDIA H100 SXM5 as the model sees it at BF16: the figures of its row in data/hardware.csv
 #: (dense FLOP/s, HBM B/s and bytes, scale-up B/s per direction, domain size, scale-out B/s per
 #: direction).  The one hard-coded copy of them: tests, benchmarks and scripts import it, and
-#: tests/test_model.py checks it against the table.
+#: tests/model/test_model.py checks it against the table.
 H100_SXM5 = Hardware(
     flops=9.89e14,
     hbm_bandwidth=3.35e12,

@@ -25,7 +25,7 @@ from forecast.analyses.accelerator_walls import (
 from forecast.cli import app
 from forecast.queries.formatting import fmt_log10_flop
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Reference records: the output of
 #   wallcast walls -a H100 -a "A100 SXM4 80GB" --json

@@ -117,7 +117,7 @@ def test_shallower_models_push_the_latency_wall_out(h100_walls, override, min_la
 def test_shallower_models_pull_the_data_movement_wall_in(h100_walls):
     """Not [P]'s direction, and why (docs/validation.md, issue 11): the binding cost at the
     H100 wall is the FP32 gradient all-reduce of the stage that runs the last backward pass,
-    which nothing hides (tests/test_pipeline_schedule.py).  Its volume is the stage's share
+    which nothing hides (tests/model/test_pipeline_schedule.py).  Its volume is the stage's share
     N / (pp tp), and pp <= L: the default model (~300 layers at 3e28 FLOP) takes pp = 256, the
     half-depth model (~150 layers) only pp = 128, so twice the gradient bytes per accelerator.
     Measured: 3.1e28 -> 2.5e28 FLOP (-0.08 dex); the plan at the wall halves its pipeline."""

@@ -27,14 +27,14 @@ from conftest import (
     refresh_small_forecast,
 )
 from fastapi.testclient import TestClient
-from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
+from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
 from forecast.cli import app as cli_app
 from forecast.queries.formatting import fmt_year
 from forecast.service import create_app
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 Sources: NCCL's LL tree constants (base 6.8 us, NVLink hop 0.6 us, network hop 5.0 us; NVIDIA
 nccl src/graph/tuning.cc); Megatron-LM's FP32 gradient reduction under BF16; Korthikanti et al.
 2022 (sequence parallelism: all-gather / reduce-scatter pairs).  The pipeline schedule and the
-gradient-bucket overlap are checked against a simulator in tests/test_pipeline_schedule.py.
+gradient-bucket overlap are checked against a simulator in tests/model/test_pipeline_schedule.py.
 """
 
 from __future__ import annotations

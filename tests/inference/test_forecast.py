@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 
 from forecast.inference.crossing import first_crossing
 from forecast.queries.answers import QueryError, interval, wall_interval
@@ -320,7 +320,7 @@ def epoch_2030_latency():
 
     from forecast.priors import load_priors
 
-    path = Path(__file__).resolve().parents[1] / "priors" / "epoch-2030.toml"
+    path = Path(__file__).resolve().parents[2] / "priors" / "epoch-2030.toml"
     return h100_wall_distribution(load_priors(path), n=3000, seed=0)["latency"]
 
 
@@ -353,7 +353,7 @@ def test_epoch_2030_batch_range_alone_is_wider_than_reports_interval(epoch_2030_
 
     from forecast.priors import load_priors
 
-    path = Path(__file__).resolve().parents[1] / "priors" / "epoch-2030.toml"
+    path = Path(__file__).resolve().parents[2] / "priors" / "epoch-2030.toml"
     batch_only = h100_wall_distribution(
         load_priors(path), n=3000, seed=0, vary=("scaling.batch_tokens_2024",)
     )["latency"]

@@ -1,7 +1,7 @@
 """The refresh-forecast flow: caching, locking, artifacts, Dask, and `wallcast serve` for real.
 
 Every test here uses the session's Prefect test harness (tests/conftest.py).  MCMC settings:
-tests/fit_settings.py (the default 4 x 1,000, which passes the gate on any CPU).
+tests/support/fit_settings.py (the default 4 x 1,000, which passes the gate on any CPU).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 import xarray as xr
-from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
+from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
 from flows.refresh import (
@@ -34,7 +34,7 @@ from forecast.store.reader import latest_forecast_path
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CHAINS, DRAWS, SEED = GATED_CHAINS, GATED_DRAWS, GATED_SEED
 YEARS = [2024.0, 2031.0, 2038.0, 2045.0]  # what `--year-step 7` gives
 OVERLAY = """[meta]
@@ -91,7 +91,7 @@ def test_first_refresh_fits_fans_out_and_publishes(ws, first_run):
     assert first_run["status"] == "published" and first_run["cached"] == []
     assert set(states) == {
         "load-inputs",
-        "fit-trends-baseline",  # one fit: the overlay changes no trend prior
+        "fit-joint-baseline",  # one fit: the overlay changes no trend prior
         "propagate-baseline",
         "propagate-fast-kernels",
         "publish",
@@ -121,7 +121,7 @@ def test_second_refresh_is_served_from_cache(ws, first_run):
     again = refresh_forecast(**_params(ws))
     seconds = time.perf_counter() - t0
     states = again["task_states"]
-    assert states["fit-trends-baseline"] == "Cached"
+    assert states["fit-joint-baseline"] == "Cached"
     assert states["propagate-baseline"] == states["propagate-fast-kernels"] == "Cached"
     assert states["load-inputs"] == states["publish"] == "Completed"  # never cached
     assert again["status"] == "unchanged" and again["path"] == first_run["path"]
@@ -142,7 +142,7 @@ def test_cli_run_reports_cached_tasks(ws, first_run):
 
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert "cached tasks: fit-trends-baseline, propagate-baseline, propagate-fast-kernels" in (
+    assert "cached tasks: fit-joint-baseline, propagate-baseline, propagate-fast-kernels" in (
         res.output
     )
     assert "inputs unchanged: latest kept" in res.output
@@ -167,7 +167,7 @@ def test_dask_task_runner_on_a_local_cluster(ws, first_run):
     )
     result = refresh(**_params(ws, years=[2024.0, 2045.0]))  # new grid: propagation reruns
     states = result["task_states"]
-    assert states["fit-trends-baseline"] == "Cached"
+    assert states["fit-joint-baseline"] == "Cached"
     assert states["propagate-baseline"] == states["propagate-fast-kernels"] == "Completed"
     assert result["status"] == "published"
     with xr.open_datatree(result["path"], engine="h5netcdf") as dt:
@@ -204,9 +204,9 @@ def test_summary_and_intervals_from_task_free_functions(ws, first_run):
     table = intervals_table(rows)
     assert {r["scenario"] for r in table} == {"baseline", "fast-kernels"}
     info = {"status": "published", "path": str(path), "forecast_id": path.parent.name}
-    md = summary_markdown(rows, attrs, info, {"fit-trends-baseline": "Cached"})
+    md = summary_markdown(rows, attrs, info, {"fit-joint-baseline": "Cached"})
     assert md.startswith(f"# wallcast forecast `{path.parent.name}`")
-    assert "fit-trends-baseline (Cached)" in md
+    assert "fit-joint-baseline (Cached)" in md
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The closed-form step time of a plan against a discrete-event 1F1B simulator (tests/pipeline_sim.py).
+"""The closed-form step time of a plan against a discrete-event 1F1B simulator (tests/support/pipeline_sim.py).
 
 The closed form (``forecast.model.plan.step_time``) charges ``(m + pp - 1)`` pipeline slots plus
 the part of the data-parallel gradient all-reduce that the last backward pass of stage 0 cannot
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pipeline_sim import StageCosts, one_f_one_b_order, random_stages, simulate_step
+from support.pipeline_sim import StageCosts, one_f_one_b_order, random_stages, simulate_step
 
 from forecast.model.plan import exposed_gradient_sync, step_time
 

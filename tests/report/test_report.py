@@ -18,7 +18,7 @@ import xarray as xr
 from forecast.inference.crossing import first_crossing
 from forecast.store.publisher import publish
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 YEARS = np.arange(2024, 2046)
 METRICS = ["flops", "hbm_bandwidth", "hbm_capacity", "scaleup_bandwidth", "scaleout_bandwidth"]
 FIRST_ID = "20260101T000000Z-aaaaaaaa"

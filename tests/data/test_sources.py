@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "docs" / "sources.md"
 THIS_FILE = Path(__file__).resolve().relative_to(ROOT).as_posix()
 

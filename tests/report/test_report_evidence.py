@@ -25,7 +25,7 @@ from forecast.priors.registry import FITTED_INPUTS, PARAMETERS, PROPAGATED_KEYS
 from forecast.queries.formatting import fmt_count, fmt_value
 from forecast.store.publisher import publish
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HEADING = "## What the data says"
 PROVENANCE_HEADING = "## Where each input comes from"
 ROWS = {"depth": 88, "batch": 54, "utilization": 9, "domain": 6}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from browser import Browser, chromium_path, screenshot_dir
+from support.browser import Browser, chromium_path, screenshot_dir
 
 from forecast.queries.formatting import fmt_year
 

@@ -1,4 +1,4 @@
-"""The forecast job against its stored references (tests/reference_forecast.py), in what holds on
+"""The forecast job against its stored references (tests/support/reference.py), in what holds on
 every machine:
 
 * the deterministic steps (free-block draws, projection, wall search, crossing, assembly) run
@@ -7,7 +7,7 @@ every machine:
   within Monte Carlo error (tolerance from the ESS), never draw for draw.
 
 When a change is meant to move numbers, regenerate the references with
-``.venv/bin/python tests/reference_forecast.py [--quantiles]`` in the same commit and say why.
+``.venv/bin/python tests/support/reference.py [--quantiles]`` in the same commit and say why.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
-from reference_forecast import (
+from support.reference import (
     QUANTILE_RUN,
     QUANTILES_PATH,
     REFERENCE_PATH,

@@ -96,7 +96,7 @@ def _baseline_values(posterior: dict | None = None) -> dict[str, float]:
 
 
 def _reference() -> xr.Dataset:
-    from reference_forecast import REFERENCE_PATH
+    from support.reference import REFERENCE_PATH
 
     with xr.open_dataset(REFERENCE_PATH, engine="h5netcdf") as ref:
         return ref.load()

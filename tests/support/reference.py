@@ -18,8 +18,8 @@ on any machine must agree with them within :data:`MCSE_TOLERANCE` combined stand
 Refactoring leaves both unchanged; a change meant to move numbers (a physics fix, a new prior)
 regenerates them in the same commit and says why:
 
-    .venv/bin/python tests/reference_forecast.py            # fit + forecast (seconds)
-    .venv/bin/python tests/reference_forecast.py --quantiles  # the long run too (minutes)
+    .venv/bin/python tests/support/reference.py            # fit + forecast (seconds)
+    .venv/bin/python tests/support/reference.py --quantiles  # the long run too (minutes)
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 FIT_PATH = REFERENCE_DIR / "small_fit.nc"
 REFERENCE_PATH = REFERENCE_DIR / "small_forecast.nc"
 QUANTILES_PATH = REFERENCE_DIR / "posterior_quantiles.nc"

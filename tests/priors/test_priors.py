@@ -28,7 +28,7 @@ from forecast.priors import (
     registry,
 )
 
-PRIORS_DIR = Path(__file__).resolve().parents[1] / "priors"
+PRIORS_DIR = Path(__file__).resolve().parents[2] / "priors"
 SHIPPED = [PRIORS_DIR / "baseline.toml", PRIORS_DIR / "epoch-2030.toml"]
 
 

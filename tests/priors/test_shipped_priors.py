@@ -2,7 +2,7 @@
 
 `priors/baseline.toml` with every overlay of `priors/scenarios/` in one run, and
 `priors/epoch-2030.toml` (which fixes the frontier growth at 4x/yr) as `--priors`. Each file runs
-at its documented setting, the default 4 chains x 1,000 draws (tests/fit_settings.py), where the
+at its documented setting, the default 4 chains x 1,000 draws (tests/support/fit_settings.py), where the
 convergence gate passes with margin on any CPU (no seed is chosen to pass it); the output years
 are 2024, 2031, 2038 and 2045 (`--year-step 7`). Uses the session's Prefect test harness.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
+from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
 from forecast.priors import load_overlay
@@ -27,7 +27,7 @@ pytestmark = [
     pytest.mark.usefixtures("prefect_harness"),
 ]
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PRIORS = REPO / "priors"
 SMALL = ["--draws", str(GATED_DRAWS), "--chains", str(GATED_CHAINS), "--seed", str(GATED_SEED)]
 SMALL += ["--year-step", "7", "--no-report"]

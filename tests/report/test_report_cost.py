@@ -18,7 +18,7 @@ from test_report import FIRST_ID, SECOND_ID, synthetic_tree
 
 from forecast.store.publisher import publish
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?(?![\d.])")
 CITE = re.compile(r"\[([a-z0-9][a-z0-9-]*)\]")
 

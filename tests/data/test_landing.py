@@ -18,7 +18,7 @@ from forecast.data import ingest as landing
 from forecast.data.hardware import HARDWARE_COLUMNS, load_hardware
 from forecast.data.ingest import PROCESSED_DIR, REJECTED_DIR, ingest_file, pending_files
 
-REPO_DATA = Path(__file__).resolve().parents[1] / "data"
+REPO_DATA = Path(__file__).resolve().parents[2] / "data"
 HEADER = ",".join(HARDWARE_COLUMNS)
 NEW_ROW = (
     "Test Accel X1,TestCo,2026-03,announced,true,2.5e15,5.0e15,1.2e13,2.88e11,1.8e12,72,switched,"
