@@ -33,15 +33,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-from fast_baseline import baseline_fast_walls  # benchmarks/ is on sys.path for this script
 
 from forecast.config.runtime import init_jax  # isort: skip
 
-import jax  # isort: skip
-import jax.numpy as jnp  # isort: skip
-from scipy.optimize import brentq  # isort: skip
+init_jax()  # float64 before any JAX array is made (the frozen baseline builds some at import)
 
-from forecast.model.fast import (  # isort: skip
+from fast_baseline import baseline_fast_walls  # isort: skip  # noqa: E402  (benchmarks/ on sys.path)
+import jax  # isort: skip  # noqa: E402
+import jax.numpy as jnp  # isort: skip  # noqa: E402
+from scipy.optimize import brentq  # isort: skip  # noqa: E402
+
+from forecast.model.fast import (  # isort: skip  # noqa: E402
     _SCAN,
     _evaluate,
     dm_plan_grid,
@@ -49,15 +51,13 @@ from forecast.model.fast import (  # isort: skip
     latency_plan_grid,
     small_scale_plan_grid,
 )
-from forecast.model.params import Assumptions, Hardware  # isort: skip
-from forecast.model.plan import best_plan_over_m, plan_constants  # isort: skip
-from forecast.model.scaling import model_shape  # isort: skip
-from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid  # isort: skip
+from forecast.model.params import Assumptions, Hardware  # isort: skip  # noqa: E402
+from forecast.model.plan import best_plan_over_m, plan_constants  # isort: skip  # noqa: E402
+from forecast.model.scaling import model_shape  # isort: skip  # noqa: E402
+from forecast.model.search import UTILIZATION_THRESHOLD, PlanGrid  # isort: skip  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/support
 from support.validation import comparison_draws  # isort: skip  # noqa: E402
-
-init_jax()  # float64 before any JAX array is made
 
 # flops, hbm_bandwidth, hbm_capacity, scaleup_bandwidth, scaleup_domain_size, scaleout_bandwidth
 LO, HI = 20.0, 40.0
@@ -110,7 +110,7 @@ def _small(hw, a):
     shape = model_shape(_SCAN[None, :, None], a)
     res, _ = best_plan_over_m(hw, a, shape, g.tp, g.pp, g.two_d)
     u = jnp.max(res.utilization, axis=-1)[0]
-    return jnp.max(u), _SCAN[jnp.argmax(u)]
+    return jnp.max(u), jnp.asarray(_SCAN)[jnp.argmax(u)]
 
 
 def loop_walls(hw: Hardware, a: Assumptions, threshold: float = UTILIZATION_THRESHOLD):

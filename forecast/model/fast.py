@@ -226,7 +226,7 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     u_scan = jnp.max(small.utilization, axis=0).T  # (n, budgets)
     u_small = jnp.max(u_scan, axis=-1)
     level = threshold * u_small
-    x0 = jnp.clip(_SCAN[jnp.argmax(u_scan, axis=-1)], lo, hi)
+    x0 = jnp.clip(jnp.asarray(_SCAN)[jnp.argmax(u_scan, axis=-1)], lo, hi)
     top = jnp.maximum(jnp.where(jnp.isfinite(lat), lat, hi), x0)
 
     def ok_with(x, idx):

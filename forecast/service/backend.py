@@ -23,13 +23,10 @@ One concept: the service's read model of published forecasts - the cached metada
 from __future__ import annotations
 
 import contextlib
-import errno
 import itertools
 import logging
 import math
 import os
-import re
-import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +43,7 @@ from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.queries.answers import COST_VARIABLES, WHATS, interval, json_ready, query_json
 from forecast.queries.headline import Forecast, headline
 from forecast.service.guard import ECHO_CHARS, MAX_ROWS, ClientGoneError, RowLimitError, shown
+from forecast.store.catalog import Catalog, CatalogError, is_regular
 from forecast.store.layout import FORECAST_FILE, FORECASTS_DIR, LATEST_POINTER
 from forecast.store.reader import ForecastReadError, read_layout, read_variable
 
@@ -59,12 +57,8 @@ DURATION_DAYS_RANGE = (1.0, 3650.0)
 DURATION_DAYS_STEP = 1.0
 """Plan searches take the run length rounded to whole days: one cache entry per day, not per
 float (a wall moves by ~0.5 % per day of a 90-day run)."""
-POINTER_MAX_BYTES = 4096
 CURVE_LOG10_FLOP = (22.0, 33.0)  # as `wallcast curve`
 CURVE_STEP = 0.05
-# Forecast ids are `YYYYMMDDTHHMMSSZ-<8 hex>` (forecast.store.identity.forecast_id); any id a request
-# names must match this and be a folder listed in outputs/forecasts/.
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 DOWNLOADS = {
     "forecast.nc": "application/x-netcdf",
     "report.html": "text/html; charset=utf-8",
@@ -110,50 +104,6 @@ class ForecastUnreadableError(ServerDataError):
         super().__init__(f"{what} is unreadable: {reason}", detail, forecast_id)
 
 
-def _is_regular(st: os.stat_result) -> bool:
-    return stat.S_ISREG(st.st_mode)
-
-
-def read_pointer(path: Path, max_bytes: int = POINTER_MAX_BYTES) -> str | None:
-    """The text of the ``latest`` pointer; None when there is none. Opened without blocking and
-    only if it is a regular file (a FIFO or a device would hang ``read``); ForecastUnreadableError when it
-    is not a small UTF-8 text file."""
-    try:
-        # never through a symlink (publishing writes a plain file): no pointer is read from
-        # outside the outputs folder, nor from /proc or a device
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:  # ELOOP (a symlink), EACCES, ...
-        why = "is a symlink" if exc.errno == errno.ELOOP else "cannot be opened"
-        raise ForecastUnreadableError(None, f"the latest pointer {why}", repr(exc)) from None
-    try:
-        st = os.fstat(fd)
-        if not _is_regular(st):
-            raise ForecastUnreadableError(
-                None, "the latest pointer is not a regular file", str(path)
-            )
-        if st.st_size > max_bytes:
-            raise ForecastUnreadableError(
-                None, "the latest pointer is too large", f"{st.st_size} bytes"
-            )
-        data = os.read(fd, max_bytes + 1)
-    except ForecastUnreadableError:
-        raise
-    except OSError as exc:
-        raise ForecastUnreadableError(
-            None, "the latest pointer cannot be read", repr(exc)
-        ) from None
-    finally:
-        os.close(fd)
-    try:
-        return data.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        raise ForecastUnreadableError(
-            None, "the latest pointer is not UTF-8 text", f"{len(data)} bytes"
-        ) from None
-
-
 # ----------------------------------------------------------------------------- reading forecasts
 
 
@@ -170,7 +120,7 @@ class FileKey:
     def of(cls, path: Path) -> FileKey:
         """Identity of a regular file (ValueError for anything else: a FIFO would block h5py)."""
         st = path.stat()
-        if not _is_regular(st):
+        if not is_regular(st):
             raise ValueError(f"{path} is not a regular file")
         return cls(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -248,55 +198,23 @@ class Backend:
     # -- forecasts
 
     @property
-    def forecasts_dir(self) -> Path:
-        return self.outputs / FORECASTS_DIR
-
-    def _inside(self, path: Path) -> bool:
-        """Whether ``path``, every symlink followed, lies inside the outputs folder."""
-        root = os.path.realpath(self.outputs)
-        return os.path.realpath(path).startswith(root.rstrip(os.sep) + os.sep)
-
-    def _listing(self) -> list[str]:
-        try:
-            return os.listdir(self.forecasts_dir)
-        except FileNotFoundError:
-            return []
-        except OSError as exc:  # not a folder, permission denied, ...
-            raise ForecastUnreadableError(
-                None, "the forecasts folder cannot be listed", repr(exc)
-            ) from None
+    def catalog(self) -> Catalog:
+        """The published forecasts under :attr:`outputs` (the one way the service finds them)."""
+        return Catalog(self.outputs)
 
     def forecast_ids(self) -> list[str]:
         """Published forecast ids, oldest first (ids sort by creation time)."""
-        entries = self._listing()
-        return sorted(e for e in entries if self._is_published(e, entries))
-
-    def _is_published(self, forecast_id: str, entries: list[str] | None = None) -> bool:
-        """A folder listed in ``outputs/forecasts/`` with a regular forecast file, named like an
-        id, and (symlinks followed) inside the outputs folder."""
-        if not ID_PATTERN.match(forecast_id):
-            return False
-        if entries is None:
-            entries = self._listing()
-        if forecast_id not in entries:
-            return False
-        return self._readable_file(self.forecasts_dir / forecast_id / FORECAST_FILE)
+        with _catalog():
+            return self.catalog.ids()
 
     def _pointer(self) -> tuple[str | None, str | None]:
         """(the forecast id ``outputs/latest`` names, what is wrong with the pointer): (None,
         None) when there is no pointer (or an empty one)."""
-        try:
-            text = read_pointer(self.outputs / LATEST_POINTER)
-        except ForecastUnreadableError as exc:
-            return None, exc.reason
-        if not text:
-            return None, None
-        target = Path(text)
-        name = target.name
-        listed = target.parent == Path(FORECASTS_DIR) and ID_PATTERN.match(name)
-        if not listed or name not in self._listing():
-            return None, f"the latest pointer names no published forecast ({shown(text)})"
-        return name, None
+        with _catalog():
+            name, problem, text = self.catalog.pointer()
+        if problem and text:
+            problem = f"{problem} ({shown(text)})"
+        return name, problem
 
     def latest_id(self) -> str | None:
         """The id ``outputs/latest`` names, or None (no pointer, or one that names no forecast
@@ -315,9 +233,11 @@ class Backend:
         """
         if forecast_id == LATEST_POINTER:
             forecast_id = self.served_latest()[0]
-        if not self._is_published(forecast_id):
+        with _catalog():
+            folder = self.catalog.forecast_dir(forecast_id)
+        if folder is None:
             raise UnknownForecastError(f"no published forecast with id {shown(forecast_id)}")
-        return self.forecasts_dir / forecast_id
+        return folder
 
     def _read_meta_of(self, forecast_id: str) -> tuple[Path, ForecastMeta]:
         path = self.forecast_dir(forecast_id) / FORECAST_FILE
@@ -415,17 +335,11 @@ class Backend:
         out["variables"] = meta.variables
         out["years"] = meta.coords.get("year", [])
         out["groups"] = meta.groups
-        folder = self.forecasts_dir / fid
-        out["files"] = [n for n in DOWNLOADS if self._readable_file(folder / n)]
+        folder = self.catalog.forecasts_dir / fid
+        out["files"] = [n for n in DOWNLOADS if self.catalog.readable_file(folder / n)]
         if why:
             out["fallback_from"] = why
         return out
-
-    def _readable_file(self, path: Path) -> bool:
-        try:
-            return _is_regular(path.stat()) and self._inside(path)
-        except OSError:
-            return False
 
     def open_download(self, forecast_id: str, name: str) -> tuple[Any, int, str]:
         """(open binary file, size, forecast id) of a download, opened before any header is
@@ -434,7 +348,7 @@ class Backend:
             raise UnknownForecastError(f"no file {shown(name)}; files: {', '.join(DOWNLOADS)}")
         fid = self.meta(forecast_id)[0] if forecast_id == LATEST_POINTER else forecast_id
         path = self.forecast_dir(fid) / name
-        if not path.exists() or not self._inside(path):
+        if not path.exists() or not self.catalog.inside(path):
             raise UnknownForecastError(
                 f"forecast {fid} has no {name} (`wallcast report` / `wallcast deck`)"
             )
@@ -444,7 +358,7 @@ class Backend:
             log.warning("download %s/%s cannot be opened: %r", fid, name, exc)
             raise ForecastUnreadableError(fid, f"its {name} cannot be opened", repr(exc)) from None
         st = os.fstat(fd)
-        if not _is_regular(st):
+        if not is_regular(st):
             os.close(fd)
             raise ForecastUnreadableError(fid, f"its {name} is not a regular file")
         os.set_blocking(fd, True)
@@ -691,6 +605,15 @@ class Backend:
                 )
         days = max(lo, round(duration_days / DURATION_DAYS_STEP) * DURATION_DAYS_STEP)
         return table, digest, names, float(days)
+
+
+@contextlib.contextmanager
+def _catalog() -> Iterator[None]:
+    """A folder the catalog cannot read is the server's data problem (503), not the client's."""
+    try:
+        yield
+    except CatalogError as exc:
+        raise ForecastUnreadableError(None, exc.reason, exc.detail) from None
 
 
 @contextlib.contextmanager
