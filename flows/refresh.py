@@ -292,8 +292,8 @@ def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict
 
 @task(name="warm-report", cache_policy=NO_CACHE)
 def warm_report_task() -> None:
-    """The report's per-accelerator walls, computed beside the fit (which keeps about one of two
-    cores busy) into the process's cache, so the report written after publishing reads them
+    """The report's per-accelerator walls, computed beside the fit (which leaves the CPU partly
+    idle) into the process's cache, so the report written after publishing reads them
     back instead of searching then. A failure here only means the report searches itself."""
 
     try:

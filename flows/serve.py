@@ -175,7 +175,7 @@ def _share_embedded_server() -> None:
     """On the embedded default, point flow-run subprocesses at this process's temporary server.
 
     Without ``PREFECT_API_URL`` each flow run the runner starts would launch a temporary server
-    of its own (~10 s, a second process on the same SQLite file).  Runner subprocesses inherit
+    of its own (slow to start, and a second process on the same SQLite file).  Runner subprocesses inherit
     ``os.environ``, so exporting the URL of the server already running here avoids that.
     """
 

@@ -91,7 +91,7 @@ def start_embedded_server(attempts: int = START_ATTEMPTS) -> str | None:
     """Start Prefect's embedded API server before a flow runs, retrying; its URL (None when
     ``PREFECT_API_URL`` names a server, which is then the user's to run).
 
-    On a loaded 2-core machine the server can take longer than the start-up timeout to answer
+    On a loaded machine the server can take longer than the start-up timeout to answer
     its health check, or its health check can time out on its own (Prefect lets that
     ``httpx.ReadTimeout`` escape). Nothing has run yet, so starting again is safe: each attempt
     stops what the last one left and starts a fresh server on a free port. After ``attempts``

@@ -47,7 +47,7 @@ CompareOpt = Annotated[
     typer.Option(
         "--compare-prior",
         help="Also run every input from its prior with the same N and seed (the 'before' of "
-        "issue 12), stored as group 'sensitivity_prior', and print before -> after.",
+        "the joint model), stored as group 'sensitivity_prior', and print before -> after.",
     ),
 ]
 

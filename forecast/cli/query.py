@@ -89,7 +89,7 @@ def report(
     ] = None,
 ) -> None:
     """Write report.html (self-contained) and report.md: headline, charts, per-accelerator
-    walls (runs the plan search, about a minute), trend fits, changes, provenance."""
+    walls (runs the plan search, the slow part), trend fits, changes, provenance."""
     # why here: matplotlib and the report modules load only when a report is written
     from forecast.report import write_report_files
 

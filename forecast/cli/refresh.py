@@ -36,7 +36,8 @@ from forecast.store.reader import load_forecast_group
 
 #: Settings for Prefect, set before it is imported unless the environment sets them.
 PREFECT_DEFAULTS = {
-    # The embedded server needs ~20 s to start on 2 cores; Prefect's default timeout is 20 s.
+    # On a loaded machine the embedded server can take longer to start than Prefect's default
+    # timeout of 20 s.
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     # Anonymous usage telemetry: its heartbeat writes to the embedded server's SQLite database
     # and, while the flow writes too, ends in a "database is locked" traceback mid-run.
@@ -99,7 +100,7 @@ def quiet_user_error_tracebacks() -> None:
 
 def preflight(refresh: RefreshOptions) -> None:
     """Validate data, priors, scenarios and the outputs folder before any Prefect import: bad
-    input fails in about a second with one ``error:`` line instead of inside the flow."""
+    input fails at once with one ``error:`` line instead of inside the flow."""
     # why here: the plan search imports JAX; reading commands must not
     from forecast.jobs import forecast_job
 
@@ -122,7 +123,7 @@ def _run_refresh(
 
     ``lock_wait``: seconds to wait for a refresh already running on the outputs folder."""
     prefect_defaults()
-    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    # why here: only the refresh commands load Prefect (the others start without it)
     from flows.refresh import flow_with_task_runner
 
     quiet_user_error_tracebacks()
@@ -136,7 +137,7 @@ def start_prefect_server() -> None:
     """The embedded Prefect server, tied to this process and started with retries
     (:func:`flows.server_lifecycle.start_embedded_server`); a WallcastError naming the setting to
     change when it does not answer."""
-    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    # why here: only the refresh commands load Prefect (the others start without it)
     from flows.server_lifecycle import (
         ServerStartError,
         server_dies_with_parent,
@@ -155,13 +156,13 @@ def prefect_connection_errors() -> Iterator[None]:
     """A lost connection to the Prefect API mid-run (the server stopped answering; Prefect's client
     has already retried) becomes one ``error:`` line: nothing was published, ``latest`` is kept,
     and a rerun reuses every task already cached."""
-    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    # why here: only the refresh commands load Prefect (the others start without it)
     import httpx
 
-    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    # why here: only the refresh commands load Prefect (the others start without it)
     from prefect.exceptions import PrefectHTTPStatusError
 
-    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    # why here: only the refresh commands load Prefect (the others start without it)
     from prefect.settings import PREFECT_API_URL
 
     advice = (
@@ -346,14 +347,14 @@ def serve(
     server.  Stop with Ctrl-C.
     """
     prefect_defaults()
-    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    # why here: only the refresh commands load Prefect (the others start without it)
     from prefect.client.schemas.schedules import CronSchedule
 
     try:
         CronSchedule(cron=cron)
     except ValueError as exc:
         raise typer.BadParameter(f"invalid cron expression {cron!r}", param_hint="--cron") from exc
-    # why here: only the refresh commands load Prefect (the others start in <1 s)
+    # why here: only the refresh commands load Prefect (the others start without it)
     from flows.serve import serve_forecast
 
     quiet_user_error_tracebacks()

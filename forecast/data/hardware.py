@@ -9,7 +9,7 @@ file line, e.g. ``"hardware.csv, row 5, field 'hbm_bandwidth_bytes_per_s': ... (
 Problems with the header (missing or unexpected columns) have ``row=None`` and say ``(line 1)``.
 
 Why one module of ~720 lines: validation and loading of the two tables share one number parser and
-one name normaliser, so that nothing the validator accepts can fail to load (issue 13); keeping
+one name normaliser, so that nothing the validator accepts can fail to load; keeping
 them together keeps that guarantee in one place.
 
 One concept: the two sourced tables of chips and record runs, validated cell by cell with one shared set of checks.

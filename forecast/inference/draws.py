@@ -115,7 +115,8 @@ def posterior_predictive(
     Parameters
     ----------
     dt : xarray.DataTree
-        Output of :func:`fit_trends`.
+        A fit (:func:`forecast.inference.fit.fit_observations` or
+        :func:`forecast.inference.fit.fit_joint`).
     hardware, frontier : observations, optional
         Inputs to predict at, e.g. announced parts from
         ``trend_observations(df, statuses=("announced",))``. If both are ``None``, the fit's own

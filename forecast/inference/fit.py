@@ -1,17 +1,26 @@
-"""Run the trend models: NUTS, conversion to an ArviZ DataTree, convergence gate, predictive draws.
+"""NUTS runs of the joint model and of the trend model, each converted to an ArviZ DataTree.
 
-The models themselves are pure and live in :mod:`forecast.stats.trends`. Everything here takes an explicit
-``jax.random.PRNGKey``; the same key gives bit-identical posterior arrays.
+* :func:`fit_observations`: NUTS on :func:`forecast.stats.trends.trend_model` alone, for
+  prepared hardware and frontier observations, with posterior predictive draws.
+* :func:`fit_joint`: NUTS on :func:`forecast.stats.joint.joint_model` (trends, frontier compute
+  and the scaling laws in one program), with prior draws, posterior predictive draws and the
+  PSIS-LOO checks of every likelihood; no convergence gate.
+* :func:`fit`: the joint model's fit for an :class:`~forecast.data.inputs.Inputs` and a
+  :class:`~forecast.priors.PriorSet`, gated on convergence
+  (:func:`forecast.inference.gate.check_convergence`); :func:`fit_key` says which prior sets share
+  one fit.
 
-JAX setup: :func:`fit_trends` switches JAX to float64 (``jax_enable_x64``) so that log10 values
-around 25 and the summed log density do not carry float32's ~7-digit rounding. That is a
-process-wide JAX setting; call :func:`init_jax` once at program start to make it explicit.
-Chains run ``"vectorized"`` on CPU by default. Measured on this project's 2-core machine
-(shared with other jobs, so noisy), 4 chains x (1000 warm-up + 1000 draws), NUTS alone:
-vectorized 14-15 s, sequential 27-30 s; the whole :func:`fit_trends` (including ~5-10 s of JAX
-compilation, posterior predictive and conversion) took 11-26 s. No extra host devices are needed;
-:func:`init_jax` can still set ``numpyro.set_host_device_count`` for
-``chain_method="parallel"``, which only works before JAX first initialises its backend.
+The models themselves are pure and live in :mod:`forecast.stats`. Everything here takes an
+explicit ``jax.random.PRNGKey`` (or a seed); the same key gives bit-identical posterior arrays,
+and each DataTree's ``attrs`` record the priors, the model configuration, a data hash, the key and
+the code version.
+
+JAX runs in float64, set by :func:`forecast.config.runtime.init_jax` (every fit calls it first),
+so that log10 values around 25 and the summed log density do not carry float32's ~7-digit
+rounding. Chains run ``"vectorized"`` on CPU by default, which needs no extra host devices (the
+joint fit's time is measured in BENCHMARKS.md, section 2). ``init_jax`` can still set
+``numpyro.set_host_device_count`` for ``chain_method="parallel"``, which only works before JAX
+first initialises its backend.
 """
 
 from __future__ import annotations
@@ -262,7 +271,7 @@ def fit_observations(
     target_accept_prob: float = 0.9,
     progress_bar: bool = False,
 ) -> xr.DataTree:
-    """Fit :func:`forecast.stats.trends.trend_model` to prepared observations (see :func:`fit_trends`).
+    """Fit :func:`forecast.stats.trends.trend_model` to prepared observations.
 
     Returns
     -------

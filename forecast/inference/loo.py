@@ -1,4 +1,4 @@
-"""Leave-one-out predictive checks of every likelihood of the joint model (issue 12, item 4).
+"""Leave-one-out predictive checks of every likelihood of the joint model.
 
 For each observed site of :func:`forecast.stats.joint.joint_model` (a hardware spec, a record run, a
 model's depth, batch or MFU, a system's domain size), the LOO-PIT is the probability that a

@@ -398,7 +398,7 @@ def analyse(
         )
         return bt, frozen_hardware(path, tree=tree, attach=False, progress=progress)
 
-    # The Sobol run keeps about 1.3 of the 2 cores busy (vectorized walls); the backtest's NUTS
+    # The Sobol run's vectorized walls leave the CPU partly idle; the backtest's NUTS
     # refits and the frozen-hardware plan search are mostly single-threaded: run them beside it.
     # Each part is seeded and independent, so the results do not depend on the interleaving.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="wallcast-refits") as pool:

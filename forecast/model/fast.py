@@ -22,13 +22,12 @@ tp in both layouts, every power-of-two pp), and the same definitions:
 Agreement with the full search within 0.05 dex on 1,000 random draws: data-movement wall 99.7 %,
 latency wall 99.4 % (BENCHMARKS.md section 1, docs/validation.md section 8.6).
 
-Speed (issue 12, BENCHMARKS.md section 1): 1,556 draws/s on the shared 2-core machine (load
-1.5), 2.1x the issue-11 fast path measured side by side, walls bit-identical to it.  What bought
-it, none of it touching the physics or the search: plan constants that do not depend on the
+Speed: its rate against the per-draw search is measured in BENCHMARKS.md section 1.  What keeps
+it fast, none of it touching the physics or the search: plan constants that do not depend on the
 budget (collective layouts, latencies, per-size costs) computed once per draw
 (:func:`forecast.model.plan.plan_constants`); the coarse ranking without a trailing axis of two
 microbatch counts (a minor axis of 2 defeated XLA's vectorization); a grouped top-k (the same
-shortlist, 5x cheaper than ``top_k`` over 468 plans); shortlists and the small-scale scan laid
+shortlist, much cheaper than ``top_k`` over 468 plans); shortlists and the small-scale scan laid
 out with the draws on the minor axis; chunks of 256 draws, which stay in cache.
 """
 
@@ -120,7 +119,7 @@ def _evaluate(hw, a, log10_flop, grid: PlanGrid, constants: dict):
 def _coarse_utilization(hw, a, log10_flop, grid: PlanGrid, constants: dict):
     """(..., plans) best utilization over m = ratio x max(pp, MIN_COARSE_STAGES), ratio in
     ``BUBBLE_RATIOS``.  One plan-axis array per ratio: a trailing axis of length 2 would be the
-    minor dimension and defeat XLA's vectorization (measured 7x slower)."""
+    minor dimension and defeat XLA's vectorization (BENCHMARKS.md section 1)."""
     shape = model_shape(log10_flop[..., None], a)
     stages = jnp.maximum(grid.pp, MIN_COARSE_STAGES)
     best = None
@@ -143,7 +142,7 @@ def _top_k_grouped(values, k: int, group: int):
     if n % group or n // group <= k:
         return jax.lax.top_k(values, k)[1]
     # Materialize the values once: otherwise XLA fuses their computation into both consumers
-    # below and computes them twice (measured 3x slower).
+    # below and computes them twice.
     values = jax.lax.optimization_barrier(values)
     grouped = values.reshape(*values.shape[:-1], n // group, group)
     best_groups = jax.lax.top_k(jnp.max(grouped, axis=-1), k)[1]  # (..., k)

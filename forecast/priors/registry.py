@@ -350,7 +350,7 @@ TREND_SAMPLED_KEYS: tuple[str, ...] = keys_with_role("trend_growth", "trend_leve
 
 @dataclass(frozen=True)
 class FittedInput:
-    """A propagated input that the joint model fits to data (issue 12).
+    """A propagated input that the joint model fits to data.
 
     ``law`` names the likelihood (``depth``, ``batch``, ``utilization``, ``domain``; see
     :mod:`forecast.stats.scaling_laws`), ``variable`` the posterior variable that holds it in the

@@ -59,7 +59,7 @@ def write_report_files(
 
     ``previous``: None/True finds the previous published forecast, False compares with none,
     a path compares with that one.  ``accelerators``: True computes every accelerator of the
-    hardware table (the walls service's plan search, JAX, about a minute), a list only those,
+    hardware table (the walls service's plan search, JAX: the slow part), a list only those,
     False skips the section.  ``tree``: the forecast, when the caller has already read it.
     """
     return _write_report(

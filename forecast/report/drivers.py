@@ -162,7 +162,7 @@ class SobolDrivers:
 
 
 SENSITIVITY_GROUP = "sensitivity"
-"""The ranking of the forecast's own inputs: fitted ones from its posterior (issue 12)."""
+"""The ranking of the forecast's own inputs: fitted ones from its posterior."""
 PRIOR_SENSITIVITY_GROUP = "sensitivity_prior"
 """The priors-only ranking (every input from its prior), kept for the before -> after."""
 
@@ -234,7 +234,7 @@ def sobol_drivers(
     kinds = (
         [str(k) for k in np.asarray(ds["input_kind"].values)]
         if "input_kind" in ds
-        else ["prior"] * ds.sizes["input"]  # analyses before issue 12 sampled every prior
+        else ["prior"] * ds.sizes["input"]  # analyses before the joint model: every prior
     )
     return SobolDrivers(
         targets=out,
@@ -251,7 +251,7 @@ def sobol_drivers(
 
 
 BEFORE_AFTER_INPUT = "scaling.batch_tokens_2024"
-"""The input whose index the report compares before and after the joint model (issue 12: it
+"""The input whose index the report compares before and after the joint model (it
 held half the data-movement hit year's variance when every input came from its prior)."""
 
 

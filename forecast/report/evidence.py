@@ -1,6 +1,6 @@
 """What the data says: the fitted inputs' prior against posterior, and where every input comes from.
 
-NumPy/xarray only.  Reads, from a published forecast (issue 12's joint model):
+NumPy/xarray only.  Reads, from a published forecast (fitted by the joint model):
 
 * the ``/prior`` and ``/posterior`` groups: for every key of
   :data:`forecast.priors.registry.FITTED_INPUTS`, its variable's draws (dims chain, draw, in the
@@ -285,7 +285,7 @@ def fitted_inputs(fc: Forecast, scenario: str | None = None) -> list[InputEviden
 
 def headline_input(items: list[InputEvidence]) -> InputEvidence:
     """The input the deck's title names: the 2024 critical batch when fitted (the forecast's
-    largest driver before issue 12), else the one whose median moved most against its prior
+    largest driver before the joint model), else the one whose median moved most against its prior
     80 % width."""
     for it in items:
         if it.key == "scaling.batch_tokens_2024":

@@ -61,7 +61,7 @@ EVIDENCE_HEADING = "What the data says"
 PROVENANCE_HEADING = "Where each input comes from"
 NO_EVIDENCE = (
     "Not in this forecast: it has no prior and posterior of the scaling and system inputs "
-    "(forecasts before the joint model of issue 12 drew them from their priors alone)."
+    "(forecasts made before the joint model drew them from their priors alone)."
 )
 NO_PROVENANCE = (
     "Not recorded in this forecast (no `input_provenance`): see the assumptions below for "

@@ -60,12 +60,12 @@ def _version() -> str:
 GIL_SWITCH_INTERVAL_S = 0.0005
 """How long a thread holds the GIL before another may take it (Python's default: 5 ms). The event
 loop and the route threads hand the GIL back and forth on every request; at 5 ms a cached answer
-waited tens of ms for it under 20 clients."""
+waited several switch intervals for it under 20 clients (BENCHMARKS.md section 4)."""
 WORKER_THREADS = 4
 """Threads that run the plain ``def`` routes (file I/O off the event loop). AnyIO's default is 40:
-with 20 clients that many threads take turns on the GIL (a 5 ms switch interval each) and a cached
-``/v1/query`` waited ~40 ms; a few threads keep the hop cheap and the rest wait in the event loop,
-where waiting costs nothing. Plan searches have their own pool (:class:`ExpensiveWork`)."""
+with 20 clients that many threads take turns on the GIL (a 5 ms switch interval each) and a
+cached ``/v1/query`` waited for many of them; a few threads keep the hop cheap and the rest wait
+in the event loop, where waiting costs nothing. Plan searches have their own pool (:class:`ExpensiveWork`)."""
 
 
 @contextlib.asynccontextmanager

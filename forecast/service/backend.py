@@ -667,7 +667,7 @@ def _year_value(raw: str) -> float:
 
 @lru_cache(maxsize=256)
 def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
-    # why here: the store's h5py readers must not pay ~0.4 s for xarray
+    # why here: the store's h5py readers must not pay for importing xarray
     import xarray as xr
 
     meta = _read_meta(key)
@@ -692,7 +692,7 @@ def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
 
 # ----------------------------------------------------------------------------- model answers
 
-_MODEL_LOCK = threading.Lock()  # one plan search at a time (2 cores; and never the same twice)
+_MODEL_LOCK = threading.Lock()  # one plan search at a time (CPU-bound; never the same twice)
 _MODEL_CACHE: OrderedDict[tuple, dict] = OrderedDict()
 MODEL_CACHE_SIZE = 512  # answers kept (oldest dropped first): bounded for any request mix
 

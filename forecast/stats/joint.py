@@ -1,4 +1,4 @@
-"""The joint NumPyro model of issue 12: trends, frontier compute and the scaling laws in one program.
+"""The joint NumPyro model: trends, frontier compute and the scaling laws in one program.
 
 One pure model (:func:`joint_model`, data and priors in, no I/O) holds
 

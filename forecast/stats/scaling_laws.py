@@ -1,4 +1,4 @@
-"""Per-law NumPyro likelihoods for the scaling, utilization and domain-size inputs (issue 12).
+"""Per-law NumPyro likelihoods for the scaling, utilization and domain-size inputs.
 
 Four laws, each a pure NumPyro model of arrays (no I/O) plus the helpers that build its arrays
 from the evidence tables, fit it alone with NUTS and check it on held-out rows. The joint model

@@ -1,31 +1,27 @@
-"""Published forecasts on disk: the one module that writes, locks, finds and reads them.
+"""Finding a published forecast file and reading it: whole with xarray, or in parts with h5py.
 
 Layout of an outputs folder (:func:`forecast.config.paths.outputs_dir`)::
 
     outputs/
-      forecasts/<id>/forecast.nc   one published forecast (immutable once renamed into place)
+      forecasts/<id>/forecast.nc   one published forecast (replaced atomically, never edited in place)
       latest                       text file naming the current forecast (relative path)
       .lock                        held (fcntl.flock) by a running refresh
 
-* **Fingerprint and provenance** - :func:`fingerprint` is the one digest of everything a forecast
-  depends on (data, priors, scenarios, settings, code); the forecast id is the creation time plus
-  its first 8 hex digits (:func:`forecast_id`); :func:`provenance_attrs` writes every root
-  attribute of a published forecast.
-* **Publishing** - :func:`publish` writes into ``forecasts/.<id>.<random>/``, renames it to
-  ``forecasts/<id>/`` and only then replaces ``latest`` with ``os.replace``: a process killed at
-  any moment leaves ``latest`` naming a complete forecast.  :func:`publish_forecast` also removes
-  the leftovers of killed publishes (:func:`clean_stale`) and applies retention
-  (:func:`apply_retention`); call it while holding :func:`exclusive_lock` on ``outputs/.lock``.
-* **Reading** - :func:`resolve_forecast_path` turns a file, a forecast folder, an outputs folder
-  or nothing (the resolver's outputs folder) into a forecast file; :func:`open_forecast` /
-  :func:`load_forecast` give the whole DataTree (xarray), :func:`read_variable` and
-  :func:`read_attrs` one variable or the root attributes with h5py only (``wallcast query``).
+* **Finding** - :func:`resolve_forecast_path` turns a file, a forecast folder, an outputs folder
+  (via its ``latest``, :func:`latest_forecast_path`) or nothing (the resolver's outputs folder)
+  into a forecast file; :func:`previous_forecast_path` gives the one published before it.
+* **Reading whole** (xarray) - :func:`open_forecast` / :func:`load_forecast` give the DataTree,
+  :func:`load_forecast_group` the ``/forecast`` group (or some of its variables, via h5py) and
+  the root attributes.
+* **Reading one variable at a time** (h5py only, ``wallcast query``) - :func:`read_layout` what a
+  file holds without its data, :func:`read_variable` one variable with its string coordinates,
+  :func:`read_attrs` the root attributes.
+* **Read errors** - :func:`reading_forecast` turns any failure to read a file as a forecast
+  (truncated, empty, corrupted, not a forecast) into :class:`ForecastReadError`, which names the
+  file; no forecast where one was asked for is
+  :class:`~forecast.store.layout.ForecastNotFoundError`.
 
 This module imports neither JAX nor xarray at module level (the query path needs neither).
-
-Why one module of ~700 lines: issue 10 asks for exactly one storage layer (publish, lock, latest,
-retention, reader, fingerprint, provenance); its parts share the folder layout and the failure
-handling, and splitting them would bring back the several readers it replaced.
 """
 
 from __future__ import annotations
@@ -149,7 +145,7 @@ def previous_forecast_path(path: str | Path | None = None) -> Path | None:
 
 def open_forecast(path: str | Path | None = None) -> xr.DataTree:
     """Open a forecast lazily as a DataTree (close it, or use ``with``)."""
-    # why here: the store's h5py readers must not pay ~0.4 s for xarray
+    # why here: the store's h5py readers must not pay for importing xarray
     import xarray as xr
 
     path = resolve_forecast_path(path)
@@ -221,9 +217,9 @@ def read_variable(
 ) -> tuple[tuple[str, ...], np.ndarray, dict, dict, dict]:
     """One variable of a group read with h5py: (dims, values, attrs, string coords, root attrs).
 
-    Opening a group with xarray parses every variable of it (~130 ms for a forecast) and
-    importing xarray costs ~0.4 s; a query needs one variable and two string coordinates,
-    which h5py reads in a few milliseconds.
+    Opening a group with xarray parses every variable of it, and importing xarray is slow; a
+    query needs one variable and two string coordinates, which h5py reads directly (the query's
+    time is measured in BENCHMARKS.md section 3).
     """
     # why here: h5py only when a file is read (resolving paths needs none)
     import h5py
@@ -248,7 +244,7 @@ def load_forecast_group(
     path: str | Path | None = None, variables: list[str] | None = None
 ) -> tuple[xr.Dataset, dict]:
     """The ``/forecast`` group (optionally only some variables, via h5py) and the root attrs."""
-    # why here: the store's h5py readers must not pay ~0.4 s for xarray
+    # why here: the store's h5py readers must not pay for importing xarray
     import xarray as xr
 
     path = resolve_forecast_path(path)

@@ -45,7 +45,7 @@ def build_tree(
     groups = {f"/{name}": node.to_dataset() for name, node in fit.children.items()}
     groups["/forecast"] = forecast
     groups["/forecast_inputs"] = inputs
-    # why here: the store's h5py readers must not pay ~0.4 s for xarray
+    # why here: the store's h5py readers must not pay for importing xarray
     import xarray as xr
 
     tree = xr.DataTree.from_dict(groups)
