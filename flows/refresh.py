@@ -280,11 +280,12 @@ def summary_markdown(
     return "\n".join(lines) + "\n"
 
 
-def _generate_reports(forecast_path: Path, logger: logging.Logger | Any) -> dict[str, Path]:
-
+def _generate_reports(
+    forecast_path: Path, logger: logging.Logger | Any, tree: Any = None
+) -> dict[str, Path]:
     logger.info("writing report.html, report.md and deck.pptx (plan search per accelerator)")
     try:
-        return {k: Path(v) for k, v in generate_reports(forecast_path).items()}
+        return {k: Path(v) for k, v in generate_reports(forecast_path, tree=tree).items()}
     except Exception as exc:  # a report failure must not fail the refresh
         logger.warning(f"report generation failed: {type(exc).__name__}: {exc}")
         return {}
@@ -324,7 +325,13 @@ def artifacts_task(
 
     logger = get_run_logger()
     path = Path(publish_info["path"])
-    ds, attrs = store.load_forecast_group(path, ["hit_year", "hit_flop"])
+    write_reports = reports and publish_info["status"] == "published"
+    if write_reports:  # one read: the summary and both documents come from the same tree
+        tree = store.load_forecast(path)
+        ds, attrs = tree["forecast"].to_dataset()[["hit_year", "hit_flop"]], dict(tree.attrs)
+    else:  # the two variables the summary needs (h5py)
+        tree = None
+        ds, attrs = store.load_forecast_group(path, ["hit_year", "hit_flop"])
     rows = summary_table(ds)
     create_markdown_artifact(
         summary_markdown(rows, attrs, publish_info, task_states),
@@ -336,9 +343,7 @@ def artifacts_task(
         key="wallcast-intervals",
         description="Median and 80% credible interval of the hit year and hit FLOP per wall",
     )
-    made = {}
-    if reports and publish_info["status"] == "published":
-        made = _generate_reports(path, logger)
+    made = _generate_reports(path, logger, tree) if write_reports else {}
     for name, report in made.items():
         if report.suffix in (".html", ".md", ".pdf"):
             create_link_artifact(
@@ -349,7 +354,7 @@ def artifacts_task(
             )
             break
     logger.info(f"forecast {publish_info['status']}: {path}")
-    return {"reports": {k: str(v) for k, v in made.items()}}
+    return {"reports": {k: str(v) for k, v in made.items()}, "summary": rows}
 
 
 # ----------------------------------------------------------------------------- flow
@@ -484,6 +489,7 @@ def refresh_forecast(
         "task_states": states,
         "cached": cached,
         "reports": art["reports"],
+        "summary": art["summary"],
         "seconds": round(time.perf_counter() - start, 1),
     }
 

@@ -83,14 +83,6 @@ def frontier_backtest_priors(priors: Any, train: Any) -> Any:
     )
 
 
-def student_t_mixture_log_density(
-    observed: np.ndarray, loc: np.ndarray, scale: np.ndarray, nu: float | np.ndarray
-) -> np.ndarray:
-    """``log (1/S) sum_s t_nu_s(y | loc_s, scale_s)`` per observation; ``loc``, ``scale``
-    (sample, obs), ``nu`` a number or per draw (sample,).  Units: per dex."""
-    return truncated_student_t_mixture_log_density(observed, loc, scale, nu, -np.inf)
-
-
 @dataclass
 class FrontierOriginResult:
     """Per held-out record results of one origin of the frontier-compute backtest."""

@@ -209,8 +209,10 @@ def _print_refresh(result: dict[str, Any], json_out: bool) -> None:
     cached = result["cached"]
     ran = [k for k, v in states.items() if v != "Cached"]
     progress(f"cached tasks: {', '.join(cached) or 'none'}; ran: {', '.join(ran) or 'none'}")
-    ds, _ = load_forecast_group(result["path"], ["hit_year", "hit_flop"])
-    rows = summary_table(ds)
+    rows = result.get("summary")
+    if rows is None:  # a flow run from elsewhere: read the two variables back (h5py)
+        ds, _ = load_forecast_group(result["path"], ["hit_year", "hit_flop"])
+        rows = summary_table(ds)
     if json_out:
         echo_json(
             {

@@ -67,17 +67,8 @@ class RunSettings:
     reports: bool = True
     propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS
 
-    @property
-    def warmup(self) -> int:
-        return default_warmup(self.draws)
-
     def flow_parameters(self) -> dict[str, Any]:
         """The ``refresh-forecast`` flow's parameters (0 propagate draws: all of them)."""
         params = asdict(self)
         params["propagate_draws"] = self.propagate_draws or None
         return params
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Any]) -> RunSettings:
-        """The settings of a flow run from its parameters (unknown keys are an error)."""
-        return cls(**params)

@@ -161,12 +161,6 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _short_source(source: str, limit: int = 70) -> str:
-    head = source.split(": ", 1)[0].strip()
-    text = head if len(head) <= limit else source
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _short_prior(described: str) -> str:
     """'split_lognormal median 1.45, 80% 1.30–1.65 x/yr' -> 'median 1.45, 80% 1.30–1.65 x/yr'."""
     first, _, rest = described.partition(" ")
