@@ -30,7 +30,7 @@ from forecast.config.constants import REFERENCE_YEAR
 from forecast.queries.formatting import fmt_count
 from forecast.queries.headline import Forecast, band_quantiles, wall_label
 from forecast.report.drivers import Backtest, SobolDrivers
-from forecast.report.evidence import AXIS_LABELS
+from forecast.report.fitted_inputs import AXIS_LABELS
 
 # Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
 OKABE_ITO = (
@@ -719,7 +719,7 @@ def tornado_chart(
     effects: Sequence[Any], wall: str, *, scale: float = 1.0, figsize=(10, 5.0)
 ) -> Figure:
     """Tornado: the hit year with one input at its 10th and 90th percentile, the others at
-    their medians (``forecast.report.cost.InputEffect``), largest swing at the top."""
+    their medians (``forecast.report.executive.InputEffect``), largest swing at the top."""
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
         ax = fig.add_subplot()
@@ -804,7 +804,7 @@ def prior_posterior_chart(
 ) -> Figure:
     """Prior against posterior of each fitted input, one panel each.
 
-    ``items``: :class:`forecast.report.evidence.InputEvidence`.  Each panel shows both densities
+    ``items``: :class:`forecast.report.fitted_inputs.InputEvidence`.  Each panel shows both densities
     (kernel estimates, each scaled to a peak of 1: light = prior, dark = posterior) and, below
     them, each one's median (dot) and 80 % interval (bar); x in the input's unit, log scale where
     the prior spans over a factor of 10.

@@ -20,7 +20,13 @@ from forecast.queries.formatting import fmt_flop, fmt_year
 from forecast.queries.headline import Forecast, assumptions, headline, summary_rows, wall_label
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
-from forecast.report.cost import (
+from forecast.report.drivers import (
+    backtest_summary,
+    pct_or_dash,
+    sobol_before_after,
+    sobol_drivers,
+)
+from forecast.report.executive import (
     SIGNPOST_HEADER,
     WATCH,
     Figure,
@@ -32,13 +38,7 @@ from forecast.report.cost import (
     input_effects,
     signposts,
 )
-from forecast.report.drivers import (
-    backtest_summary,
-    pct_or_dash,
-    sobol_before_after,
-    sobol_drivers,
-)
-from forecast.report.evidence import (
+from forecast.report.fitted_inputs import (
     fitted_inputs,
     fitted_keys,
     headline_input,
@@ -174,7 +174,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     backtest and the prior-against-posterior slides only when the forecast has their data).
 
     The numbers shown are recorded on the presentation as ``prs.wallcast_figures`` (slide
-    index -> list of :class:`forecast.report.cost.Figure`), which the tests read back.
+    index -> list of :class:`forecast.report.executive.Figure`), which the tests read back.
     """
     prs = Presentation()
     prs.slide_width, prs.slide_height = WIDTH, HEIGHT

@@ -26,14 +26,6 @@ from forecast.queries.headline import (
 )
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
-from forecast.report.cost import (
-    SIGNPOST_HEADER,
-    cost_summary,
-    executive_summary,
-    has_cost,
-    signpost_method,
-    signposts,
-)
 from forecast.report.drivers import (
     backtest_sentence,
     backtest_summary,
@@ -44,7 +36,15 @@ from forecast.report.drivers import (
     tornado_table_cells,
     uncertainty_drivers,
 )
-from forecast.report.evidence import (
+from forecast.report.executive import (
+    SIGNPOST_HEADER,
+    cost_summary,
+    executive_summary,
+    has_cost,
+    signpost_method,
+    signposts,
+)
+from forecast.report.fitted_inputs import (
     PROVENANCE_HEADER,
     fitted_inputs,
     provenance_counts,

@@ -474,7 +474,7 @@ REPORT_MODULES = (
     "forecast.report.charts",
     "forecast.report.deck",
     "forecast.report.drivers",
-    "forecast.report.evidence",
+    "forecast.report.fitted_inputs",
     "forecast.report.hardware_walls",
     "forecast.report.html",
     "forecast.report.not_modelled",

@@ -222,7 +222,7 @@ def test_one_sentence_per_fitted_input_with_the_trees_quantiles(evidence):
 def test_prior_posterior_chart_panels_show_the_trees_intervals(evidence):
     from forecast.queries.headline import load_forecast
     from forecast.report import charts
-    from forecast.report.evidence import fitted_inputs
+    from forecast.report.fitted_inputs import fitted_inputs
 
     path, _ = evidence
     items = fitted_inputs(load_forecast(path))

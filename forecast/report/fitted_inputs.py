@@ -26,7 +26,7 @@ import numpy as np
 from forecast.priors.registry import FITTED_INPUTS, PARAMETERS
 from forecast.queries.formatting import fmt_count, fmt_pct, fmt_value
 from forecast.queries.headline import PROB, Forecast
-from forecast.report.cost import Figure
+from forecast.report.executive import Figure
 
 __all__ = [
     "InputEvidence",

@@ -267,8 +267,8 @@ def test_cited_sources_are_listed_in_docs_sources(deck):
         for text in slide_texts(slide):
             cited |= set(CITE.findall(text))
     cited |= set(CITE.findall(report["report_md"].read_text()))
-    from forecast.report.cost import WATCH
     from forecast.report.deck import DECK_SOURCES
+    from forecast.report.executive import WATCH
 
     for _, watch in WATCH.values():
         cited |= set(CITE.findall(watch))
