@@ -73,7 +73,6 @@ def _fit_priors_key(prior_set: Any) -> str:
 def retry_unless_user_error(task: Any, task_run: Any, state: Any) -> bool:
     """Prefect ``retry_condition_fn``: retry I/O hiccups, never a WallcastError (bad data or
     priors, a full disk, the convergence gate), which fails the same way on every try."""
-
     return not isinstance(getattr(state, "data", None), WallcastError)
 
 
@@ -296,7 +295,6 @@ def warm_report_task() -> None:
     """The report's per-accelerator walls, computed beside the fit (which leaves the CPU partly
     idle) into the process's cache, so the report written after publishing reads them
     back instead of searching then. A failure here only means the report searches itself."""
-
     try:
         warm_accelerator_walls()
     except Exception as exc:  # the report itself will say what is wrong
@@ -306,7 +304,6 @@ def warm_report_task() -> None:
 def _runs_in_this_process() -> bool:
     """Whether the flow's tasks share its process (the thread task runner), so a cache filled
     by one task is seen by another."""
-
     ctx = FlowRunContext.get()
     return ctx is not None and type(ctx.task_runner).__name__ == "ThreadPoolTaskRunner"
 
@@ -322,7 +319,6 @@ def artifacts_task(
     publish_info: dict[str, Any], task_states: dict[str, str], reports: bool = True
 ) -> dict[str, Any]:
     """Prefect artifacts (summary, intervals, report link) and the published path in the log."""
-
     logger = get_run_logger()
     path = Path(publish_info["path"])
     write_reports = reports and publish_info["status"] == "published"

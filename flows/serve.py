@@ -178,7 +178,6 @@ def _share_embedded_server() -> None:
     of its own (slow to start, and a second process on the same SQLite file).  Runner subprocesses inherit
     ``os.environ``, so exporting the URL of the server already running here avoids that.
     """
-
     if PREFECT_API_URL.value():
         return
     from prefect.server.api.server import SubprocessASGIServer
@@ -200,7 +199,6 @@ def serve_forecast(
     ``parameters`` go to both flows (``data_dir``, ``outputs_dir``, ``priors``, ``chains``,
     ``draws``, ``seed``, ``keep``, ``reports``, ...; None values are dropped).
     """
-
     params = {k: v for k, v in (parameters or {}).items() if v is not None}
     refresh_params = {k: v for k, v in params.items() if k != "settle_seconds"}
     refresh_params.setdefault("lock_wait", 3600.0)

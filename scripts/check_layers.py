@@ -18,7 +18,8 @@ Rules:
    ``stats`` or ``inference`` (not even inside a function), so that a command that only reads a
    dataset never loads JAX.
 3. **No cycle** among the modules' module-level imports.
-4. **Function-level imports say why**: a comment on the import line or the line above it.
+4. **Function-level imports say why**: a comment on the import line or above it (one comment may
+   head a block of consecutive imports).
 5. **Size**: a module over 600 lines says in its docstring which one concept it holds
    (``One concept:``).
 6. **Prefect only in flows/** (and the CLI commands that start flows); the package never imports
@@ -195,7 +196,10 @@ def check() -> tuple[list[str], dict[str, int]]:
             seen_local.add(lineno)
             counts["function_imports"] += 1
             line = lines[lineno - 1]
-            above = lines[lineno - 2].strip() if lineno > 1 else ""
+            j = lineno - 2  # the comment may head a block of consecutive imports
+            while j >= 0 and lines[j].strip().startswith(("import ", "from ")):
+                j -= 1
+            above = lines[j].strip() if j >= 0 else ""
             if "#" not in line and not above.startswith("#"):
                 problems.append(f"{where}:{lineno}: function-level import without a reason")
         if len(lines) > MAX_LINES:

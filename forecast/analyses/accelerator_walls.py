@@ -14,7 +14,8 @@ in a process: results are cached on those numbers, so a caller that asks twice (
 table and its chart) pays once.  A service that caches whole records across processes can key
 them on :func:`hardware_table_hash` and the arguments.
 
-JAX is imported inside the functions: importing this module is cheap.
+The physics (and with it JAX) is imported on the first search (:func:`_physics`): the report,
+the CLI and the API import this module to read records and tables without loading JAX.
 """
 
 from __future__ import annotations
@@ -31,9 +32,6 @@ from forecast.config.errors import WallcastError
 from forecast.config.paths import hardware_path
 from forecast.config.runtime import init_jax
 from forecast.data.hardware import data_hash, get_accelerator, load_hardware
-from forecast.model.accelerators import bytes_per_number, hardware_from_accelerator
-from forecast.model.params import assumptions_with
-from forecast.model.search import UTILIZATION_THRESHOLD, find_walls, utilization_curve
 
 if TYPE_CHECKING:
     from forecast.data.hardware import Accelerator
@@ -66,16 +64,23 @@ class WallsInputError(WallcastError, ValueError):
     """An argument of the walls service out of range (duration, MoE settings)."""
 
 
+def _physics() -> tuple[Any, Any, Any]:
+    """The model modules a search needs (:mod:`forecast.model.accelerators`, ``params`` and
+    ``search``), imported on first use."""
+    # why here: importing the walls module (report, CLI, API) must not load JAX; a search does
+    from forecast.model import accelerators, params, search
+
+    return accelerators, params, search
+
+
 def hardware_table_path(hardware: str | Path | None = None) -> Path:
     """The accelerator table used: ``hardware`` if given, else the data folder's ``hardware.csv``
     (``WALLCAST_DATA_DIR`` honoured, see :mod:`forecast.config.paths`)."""
-
     return Path(hardware) if hardware is not None else hardware_path()
 
 
 def hardware_table_hash(hardware: str | Path | None = None) -> str:
     """SHA-256 of the accelerator table's bytes: with the other arguments, a cache key for records."""
-
     return data_hash(hardware_table_path(hardware))
 
 
@@ -85,7 +90,6 @@ def select_accelerators(
     """Accelerators by name (exact, unique part or whole word), in order and deduplicated;
     every row of the table when ``names`` is empty.  Unknown names raise
     :class:`forecast.config.errors.UnknownAcceleratorError` with the closest names."""
-
     df = load_hardware(hardware_table_path(hardware))
     wanted = [str(n) for n in df["name"].tolist()] if not names else list(names)
     out: list[Accelerator] = []
@@ -126,15 +130,15 @@ def _model_inputs(
     moe_active_experts: int,
 ) -> tuple[Hardware, Assumptions, list[str]]:
     """The model's hardware and assumptions for one request, and the gap-filling sentences."""
-
     _check_inputs(duration_days, moe_experts, moe_active_experts)
-    a = assumptions_with(
+    accelerators, params, _ = _physics()
+    a = params.assumptions_with(
         duration_days=duration_days,
-        bytes_per_number=bytes_per_number(precision),
+        bytes_per_number=accelerators.bytes_per_number(precision),
         moe_experts=float(moe_experts),
         moe_active_experts=float(moe_active_experts),
     )
-    hw, notes = hardware_from_accelerator(acc, precision)
+    hw, notes = accelerators.hardware_from_accelerator(acc, precision)
     return hw, a, notes
 
 
@@ -146,7 +150,7 @@ def _search(hw: Hardware, a: Assumptions) -> Walls:
     """
     init_jax()
 
-    return find_walls(hw, a)
+    return _physics()[2].find_walls(hw, a)
 
 
 def _beyond_grid_note(label: str, log10_flop: float) -> str | None:
@@ -187,7 +191,6 @@ def walls_record(
     ``plan_at_wall`` (``None`` without a finite data-movement wall), ``hardware`` (the model's
     figures, SI), ``assumptions`` (gap-filling sentences) and ``note``.
     """
-
     acc = _accelerator(accelerator, hardware)
     hw, a, notes = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
     if assumptions:
@@ -211,7 +214,7 @@ def walls_record(
         "duration_days": duration_days,
         "moe_experts": moe_experts,
         "moe_active_experts": moe_active_experts,
-        "utilization_threshold": UTILIZATION_THRESHOLD,
+        "utilization_threshold": _physics()[2].UTILIZATION_THRESHOLD,
         "max_utilization": float(w.max_utilization),
         "data_movement_wall_flop": None if math.isinf(dm) else 10.0**dm,
         "data_movement_wall_log10_flop": _finite_or_none(dm),
@@ -295,7 +298,7 @@ def curve_record(
     )
     hw, a, _ = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
     grid = np.round(np.arange(lo, hi + 1e-9, step_log10), 4)
-    c = utilization_curve(hw, a, grid)
+    c = _physics()[2].utilization_curve(hw, a, grid)
     feasible = np.asarray(c.feasible)
     utilization = np.asarray(c.utilization)
     keys = ("accelerator", "precision", "duration_days", "moe_experts", "moe_active_experts")

@@ -105,7 +105,6 @@ def mixture_log_density(
     posterior draws ``slope``, ``intercept``, ``sigma`` (sample, metric) and ``nu`` (sample,).
     Units: log density per dex (log10 units).
     """
-
     y = np.asarray(observed, dtype=float)
     m = np.asarray(metric_index, dtype=int)
     t = np.asarray(years, dtype=float) - reference_year
@@ -178,7 +177,6 @@ def backtest_origin(
     ``priors``: :class:`forecast.stats.trends.TrendPriors` (intercepts are centred on the training
     data).  ``fit_cache`` (a dict) reuses a fit when two origins have the same training rows.
     """
-
     train_df, test_df = split_at_origin(hardware_df, origin)
     train = trend_observations(train_df)
     test = trend_observations(test_df)
@@ -268,7 +266,6 @@ def backtest_dataset(results: Sequence[OriginResult]) -> xr.Dataset:
     """The ``backtest`` group: summaries (origin, metric) with metric ``all`` pooled, the
     calibration curve (origin, metric, prob) and per held-out value PIT etc. (origin, held_out;
     padded with NaN / empty strings)."""
-
     metrics = [*METRICS, "all"]
     origins = [r.origin for r in results]
     shape = (len(origins), len(metrics))

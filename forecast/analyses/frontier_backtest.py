@@ -58,7 +58,6 @@ def frontier_split(frontier_df: pd.DataFrame, origin: float) -> tuple[Any, Any, 
     origin: what a forecaster then had, from the faster pre-2018 regime.  Held out: every record
     published at or after the origin.
     """
-
     records = frontier_observations(frontier_df, min_year=-np.inf)
     years = np.asarray(records.years, dtype=float)
     before = years < origin
@@ -74,7 +73,6 @@ def frontier_backtest_priors(priors: Any, train: Any) -> Any:
     """The forecast's frontier priors (slope, noise, Student-t tail, speculative inflation) with
     the intercept pivoted at the training records' median year and given a weak prior
     (:data:`FRONTIER_INTERCEPT_SCALE_DEX`) centred on their median log10 compute."""
-
     return dataclasses.replace(
         priors,
         reference_year=float(np.median(train.years)),
@@ -145,7 +143,6 @@ def fit_frontier(
 ) -> tuple[dict[str, np.ndarray], float, int]:
     """NUTS on :func:`forecast.stats.trends.frontier_compute_model`; returns the flat posterior draws,
     the largest split R-hat of its sampled parameters and the divergence count."""
-
     init_jax()
     model = partial(
         frontier_compute_model, train.years, train.log10_flop, train.is_speculative, priors
@@ -173,7 +170,6 @@ def fit_frontier(
 def standing_record(frontier_df: pd.DataFrame, origin: float) -> float:
     """log10 FLOP of the largest record run published before ``origin`` (every year, not only
     the fit's window; ``-inf`` when there is none): what any later record must exceed."""
-
     records = frontier_observations(frontier_df, min_year=-np.inf)
     before = np.asarray(records.log10_flop, dtype=float)[np.asarray(records.years) < origin]
     return float(before.max()) if before.size else -np.inf
@@ -189,7 +185,6 @@ def truncated_student_t_draws(
     """Draws of ``loc + scale * t_nu`` conditioned on exceeding ``low`` (inverse CDF through the
     survival function, stable where ``low`` lies far in the lower tail); arrays broadcast
     (sample, obs), ``nu`` (sample, 1) or a number.  ``low = -inf`` is the plain Student-t."""
-
     loc, scale = np.broadcast_arrays(np.asarray(loc, float), np.asarray(scale, float))
     nu = np.broadcast_to(np.asarray(nu, dtype=float), loc.shape)
     u = rng.uniform(size=loc.shape)
@@ -203,7 +198,6 @@ def truncated_student_t_mixture_log_density(
     """:func:`student_t_mixture_log_density` of the Student-t conditioned on exceeding ``low``:
     each draw's density divided by its probability above ``low`` (per dex); ``low = -inf``: no
     bound."""
-
     y = np.asarray(observed, dtype=float)[None, :]
     nu = np.asarray(nu, dtype=float)
     nu = nu[:, None] if nu.ndim == 1 else nu

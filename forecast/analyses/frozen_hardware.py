@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -31,7 +30,6 @@ import xarray as xr
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.inference.crossing import first_crossing
 from forecast.inference.propagate import assumptions_from_inputs
-from forecast.queries.answers import interval
 
 FROZEN_ACCELERATOR = "NVIDIA H100 SXM5"
 
@@ -90,7 +88,6 @@ def assumption_overrides(values: Mapping[str, float]) -> dict[str, float]:
     """The model's :class:`~forecast.model.params.Assumptions` fields for single input values,
     as the forecast maps them (:func:`forecast.inference.propagate.assumptions_from_inputs`) in
     :data:`REFERENCE_YEAR` (no latency drift)."""
-
     inputs = {k: np.asarray([v], dtype=float) for k, v in values.items()}
     a = assumptions_from_inputs(inputs, np.asarray([REFERENCE_YEAR]))
     return {name: float(np.asarray(v).ravel()[0]) for name, v in a._asdict().items()}
@@ -194,12 +191,3 @@ def precision_name(bytes_per_number: float) -> str:
     if bytes_per_number == 1:
         return "fp8"
     raise ValueError(f"no precision of {bytes_per_number} bytes per number; expected 1 or 2")
-
-
-def summary(ds: xr.Dataset, wall: str, prob: float = 0.8) -> dict[str, Any]:
-    """Median, central ``prob`` interval and not-hit share of a wall's frozen hit year
-    (:func:`forecast.queries.answers.interval`), with the wall itself (``wall_flop``, FLOP)."""
-
-    out = interval(ds["hit_year"].sel(wall=wall).values, prob)
-    out["wall_flop"] = float(ds["wall_flop"].sel(wall=wall))
-    return out

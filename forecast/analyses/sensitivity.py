@@ -132,7 +132,6 @@ def saltelli_design(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
     (``scipy.stats.qmc.Sobol``); ``AB[i]`` is A with column i replaced by B's.  ``n`` a power of
     two keeps the sequence balanced.  Values lie strictly inside (0, 1).
     """
-
     if n < 2 or k < 1:
         raise ValueError(f"need n >= 2 and k >= 1, got n={n}, k={k}")
     sampler = qmc.Sobol(d=2 * k, scramble=True, seed=seed)
@@ -348,7 +347,6 @@ def posterior_basis(
     variable is missing (a forecast made before the joint model) keeps its prior, with a note.
     The sources of fitted keys cite the law, table and rows of the provenance.
     """
-
     post = tree["posterior"].to_dataset() if "posterior" in tree.children else xr.Dataset()
     provenance = _provenance(tree, scenario)
     priors = dict(prior_set.priors)
@@ -428,7 +426,6 @@ def forecast_anchors(tree: xr.DataTree) -> dict[str, float]:
 def data_anchors(hardware_df: Any, prior_set: Any) -> dict[str, float]:
     """2024 log10 level of each metric without a fit: shipped flagships moved to 2024 along the
     prior-median slope, then the median over parts (a robust stand-in for the posterior median)."""
-
     obs = trend_observations(hardware_df)
     out = {}
     for m, metric in enumerate(METRICS):
@@ -465,7 +462,6 @@ def evaluate_targets(
     ``draws``: every key of :data:`forecast.inference.propagate.PROPAGATED_KEYS` and :data:`TREND_KEYS`
     (sample,).
     """
-
     years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
     trends = _trends(draws, anchors, years)
     inputs = {k: np.asarray(draws[k], dtype=float) for k in PROPAGATED_KEYS}

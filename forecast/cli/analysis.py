@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -52,6 +52,14 @@ CompareOpt = Annotated[
 ]
 
 
+def _analyse_job() -> Any:
+    """:mod:`forecast.jobs.analyse_job`, imported when an analysis command runs."""
+    # why here: the analyses import JAX; `wallcast --help` and the reading commands must not
+    from forecast.jobs import analyse_job
+
+    return analyse_job
+
+
 @app.command()
 @reports_errors
 def sensitivity(
@@ -85,8 +93,7 @@ def sensitivity(
     fitted (scaling laws, utilization, domain growth, trends) come from its posterior.
     """
     # why here: the plan search imports JAX; reading commands must not
-    from forecast.jobs import analyse_job
-
+    analyse_job = _analyse_job()
     run = analyse_job.sensitivity(
         forecast,
         priors=priors,
@@ -166,8 +173,7 @@ def backtest(
     --json prints {"hardware": [...], "frontier_compute": [...]} (the second empty with
     --no-frontier)."""
     # why here: the plan search imports JAX; reading commands must not
-    from forecast.jobs import analyse_job
-
+    analyse_job = _analyse_job()
     run = analyse_job.backtest(
         forecast=forecast,
         data_dir=data_dir,
@@ -230,10 +236,8 @@ def analyse(
     forecast file ('sensitivity', 'backtest'), then regenerate its report and deck.
 
     The backtest refits against the data folder the forecast was made from."""
-
     # why here: the plan search imports JAX; reading commands must not
-    from forecast.jobs import analyse_job
-
+    analyse_job = _analyse_job()
     start = time.perf_counter()
     done = analyse_job.analyse(
         forecast_path(forecast, outputs_dir),

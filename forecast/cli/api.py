@@ -23,5 +23,4 @@ def api(
     Open http://HOST:PORT/ for the dashboard, /docs for the API; a newly published forecast is
     served without a restart.  Stop with Ctrl-C.
     """
-
     run_api(host, port, outputs_dir)

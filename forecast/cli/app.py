@@ -98,7 +98,6 @@ def _is_click_error(exc: BaseException) -> bool:
 
 def main() -> None:
     """Entry point of the ``wallcast`` console script and ``python -m forecast``."""
-
     # Compiled NUTS kernels and wall searches are reused across commands and weekly refreshes
     # (`make run`'s analyse and walls steps reuse what `wallcast run` compiled); BENCHMARKS.md.
     configure_jax_cache()

@@ -23,7 +23,6 @@ from forecast.store.reader import resolve_forecast_path
 
 def forecast_path(forecast: Path | None, outputs_dir: Path | None = None) -> Path:
     """The forecast file a reading command works on (see the module docstring)."""
-
     return resolve_forecast_path(forecast if forecast is not None else outputs_dir)
 
 
@@ -63,7 +62,6 @@ def query(
 ) -> None:
     """Median and credible interval of when / at what FLOP a wall is hit, or of what the walls
     cost the frontier run of a year (no JAX import)."""
-
     path = forecast_path(forecast, outputs_dir)
     out = answer(path, wall.value if wall else None, what.value, scenario, prob, year)
     if json_out:  # the same object as the API's GET /v1/query (forecast.queries.answers.query_json)

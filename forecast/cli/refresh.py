@@ -53,7 +53,6 @@ own messages and every failed task's traceback)."""
 
 def log_level() -> int:
     """The level named by :data:`LOG_LEVEL_ENV` (default INFO), or a WallcastError."""
-
     name = os.environ.get(LOG_LEVEL_ENV, "INFO").strip().upper() or "INFO"
     level = logging.getLevelNamesMapping().get(name)
     if level is None:
@@ -196,7 +195,6 @@ INGEST_REFRESH_LOCK_WAIT_S = 3600.0
 
 def _refuse_while_refreshing(refresh: RefreshOptions) -> None:
     """Raise LockBusyError ("another refresh is running") before anything is merged."""
-
     lock = paths.outputs_dir(refresh.outputs_dir) / LOCK_FILE
     if lock.is_file():  # no lock file: no refresh has ever run there
         with exclusive_lock(lock, "refresh"):
@@ -298,7 +296,6 @@ def ingest(
     data folder's own tables are refused.  With --refresh, a refresh already running on the
     outputs folder refuses the ingest before anything is merged (exit 2, try again later).
     """
-
     if then_refresh:
         _refuse_while_refreshing(refresh)
     result = ingest_file(file, refresh.data_dir)

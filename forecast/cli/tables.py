@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from forecast.queries.analyses import frozen_summary
 from forecast.queries.formatting import (
     fmt_days,
     fmt_flop,
@@ -151,7 +152,6 @@ def query_line(out: dict[str, Any]) -> str:
 
 def cost_line(out: dict[str, Any]) -> str:
     """``wallcast query --what cost``: the cost multiplier, utilization and shortest run."""
-
     mult, days = fmt_multiplier, fmt_days
     p = fmt_pct(out["prob"])
     return (
@@ -321,11 +321,8 @@ def analysis_summary(analysis: Any) -> str:
                 f"{row['median_error_dex']:+.2f} dex"
             )
     if analysis.frozen is not None:
-        # why here: the plan search imports JAX; reading commands must not
-        from forecast.analyses.frozen_hardware import summary
-
         ds = analysis.frozen.dataset
-        dm = summary(ds, "data_movement")
+        dm = frozen_summary(ds, "data_movement")
         lines.append(
             f"Frozen hardware ({ds.attrs.get('accelerator')}, {analysis.frozen.seconds:.0f} s): "
             f"data-movement wall {fmt_flop(dm['wall_flop'])} FLOP, reached in "

@@ -23,7 +23,7 @@ from forecast.cli.options import (
     PrecisionOpt,
 )
 from forecast.cli.tables import latency_wall_text, walls_table
-from forecast.model.params import SECONDS_PER_DAY
+from forecast.config.constants import SECONDS_PER_DAY
 
 # ----------------------------------------------------------------------------- walls
 

@@ -20,3 +20,5 @@ SENSITIVITY_SAMPLES = 256
 
 #: Wall years of the sensitivity analysis: every this many years (and the last), interpolated.
 SENSITIVITY_WALL_YEAR_STEP = 4
+
+SECONDS_PER_DAY = 86_400.0

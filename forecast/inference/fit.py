@@ -346,7 +346,6 @@ def fit_key(prior_set: PriorSet) -> str:
     scenario may change them) and the base file's priors of the fitted law parameters (a scenario
     that sets a fitted key changes the propagation, not the fit). Scenarios with equal keys share
     one fit."""
-
     base = prior_set.base or prior_set
     laws = {k: {"dist": base[k].dist, "params": dict(base[k].params)} for k in FITTED_INPUTS}
     return json.dumps(

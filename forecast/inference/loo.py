@@ -60,7 +60,6 @@ def loo_checks(tree: xr.DataTree, probs: Sequence[float] = CHECK_PROBS) -> xr.Da
     """Per likelihood of the joint fit in ``tree``: rows, LOO-PIT coverage of the central
     ``probs`` intervals, mean LOO-PIT, and the PSIS reliability (largest Pareto k, rows above
     :data:`HIGH_PARETO_K`). Likelihoods the tree does not hold are left out."""
-
     names, rows, coverage, pit_mean, k_max, k_high, sites, tables = [], [], [], [], [], [], [], []
     observed = tree["observed_data"] if "observed_data" in tree.children else None
     for name, (site, table) in LIKELIHOODS.items():
@@ -108,18 +107,3 @@ def loo_checks(tree: xr.DataTree, probs: Sequence[float] = CHECK_PROBS) -> xr.Da
         "from the joint posterior; coverage of central intervals"
     )
     return ds
-
-
-def check_rows(ds: xr.Dataset) -> list[dict]:
-    """One JSON-ready row per likelihood (coverage keyed ``coverage_50`` / ``_80`` / ``_95``)."""
-    out = []
-    for name in ds["likelihood"].values:
-        s = ds.sel(likelihood=name)
-        row = {"likelihood": str(name), "table": str(s["table"].values), "rows": int(s["n_rows"])}
-        for p in ds["prob"].values:
-            row[f"coverage_{round(float(p) * 100)}"] = float(s["loo_coverage"].sel(prob=p))
-        row["pit_mean"] = float(s["loo_pit_mean"])
-        row["pareto_k_max"] = float(s["pareto_k_max"])
-        row["n_high_pareto_k"] = int(s["n_high_pareto_k"])
-        out.append(row)
-    return out

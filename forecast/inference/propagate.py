@@ -328,7 +328,6 @@ def scenario_inputs(
     :func:`scenario_seed`, one random stream per key: a key a scenario leaves alone has the same
     draws in every scenario.
     """
-
     drawn = draw_free_inputs(prior_set, samples, n, jax.random.PRNGKey(scenario_seed(seed)))
     out = {}
     for key in PROPAGATED_KEYS:

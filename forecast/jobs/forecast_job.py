@@ -56,7 +56,6 @@ def assemble(
     caller with :func:`fingerprint_of`, for the same inputs and settings). The root attribute ``input_provenance`` says, per
     scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
     """
-
     names = list(scenario_results)
     forecast = xr.concat(
         [scenario_results[n][0] for n in names], dim=pd.Index(names, name="scenario")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-SECONDS_PER_DAY = 86_400.0
+from forecast.config.constants import SECONDS_PER_DAY
 
 
 class Hardware(NamedTuple):

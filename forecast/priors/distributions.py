@@ -215,7 +215,7 @@ class Prior:
         their family: a normal in the transformed space (log / logit / identity) with the same median and
         the same 10%–90% width, sigma = (g(q90) − g(q10)) / (2·Φ⁻¹(0.9)).
         """
-        import numpyro.distributions as nd  # lazy: keeps jax out of module import
+        _, nd, _ = _numpyro()
 
         d, p = self.dist, self.params
         if d == "point":
@@ -277,6 +277,16 @@ def _knots(domain: Domain, params: Mapping[str, float]) -> tuple[np.ndarray, np.
     return zk, yk
 
 
+def _numpyro() -> tuple[Any, Any, Any]:
+    """``jax.numpy``, ``numpyro.distributions`` and its ``constraints``, imported on first use."""
+    # why here: reading and parsing priors (every command does) must not import JAX
+    import jax.numpy as jnp
+    import numpyro.distributions as nd
+    from numpyro.distributions import constraints
+
+    return jnp, nd, constraints
+
+
 def _interp_extrap(z: np.ndarray, zk: np.ndarray, yk: np.ndarray) -> np.ndarray:
     """Piecewise-linear interpolation through (zk, yk), extrapolated along the end segments."""
     slopes = np.diff(yk) / np.diff(zk)
@@ -288,14 +298,7 @@ def _interp_extrap(z: np.ndarray, zk: np.ndarray, yk: np.ndarray) -> np.ndarray:
 def _numpyro_piecewise(domain: Domain, zk: np.ndarray, yk: np.ndarray) -> Any:
     """Standard Normal z -> piecewise-linear y(z) through the knots (end segments extended, as
     :func:`_interp_extrap`) -> the domain's inverse transform (exp, sigmoid or identity)."""
-    # why here: reading and parsing priors must not import JAX
-    import jax.numpy as jnp
-
-    # why here: reading and parsing priors must not import JAX
-    import numpyro.distributions as nd
-
-    # why here: reading and parsing priors must not import JAX
-    from numpyro.distributions import constraints
+    jnp, nd, constraints = _numpyro()
 
     zk = np.asarray(zk, dtype=float)
     yk = np.asarray(yk, dtype=float)
@@ -331,14 +334,7 @@ def _numpyro_piecewise(domain: Domain, zk: np.ndarray, yk: np.ndarray) -> Any:
 
 
 def _numpyro_triangular(low: float, mode: float, high: float) -> Any:
-    # why here: reading and parsing priors must not import JAX
-    import jax.numpy as jnp
-
-    # why here: reading and parsing priors must not import JAX
-    import numpyro.distributions as nd
-
-    # why here: reading and parsing priors must not import JAX
-    from numpyro.distributions import constraints
+    jnp, nd, constraints = _numpyro()
 
     span = high - low
     fl = max(mode - low, 0.0) * span

@@ -320,5 +320,4 @@ def load_overlay(path: str | Path) -> PriorSet:
 
 def default_priors_path() -> Path:
     """The baseline prior file (``forecast.config.paths.default_priors_path``: honours WALLCAST_PRIORS_DIR)."""
-
     return paths.default_priors_path()

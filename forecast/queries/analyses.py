@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from forecast.queries.answers import interval
+
 if TYPE_CHECKING:  # annotations only: reading answers does not import xarray
     import xarray as xr
 
@@ -148,3 +150,28 @@ def frontier_coverage_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def frozen_summary(ds: xr.Dataset, wall: str, prob: float = 0.8) -> dict[str, Any]:
+    """Median, central ``prob`` interval and not-hit share of a wall's frozen-hardware hit year
+    (group ``frozen_hardware``; :func:`forecast.queries.answers.interval`), with the wall itself
+    (``wall_flop``, FLOP)."""
+    out = interval(ds["hit_year"].sel(wall=wall).values, prob)
+    out["wall_flop"] = float(ds["wall_flop"].sel(wall=wall))
+    return out
+
+
+def check_rows(ds: xr.Dataset) -> list[dict]:
+    """One JSON-ready row per likelihood of the ``checks`` group (LOO-PIT,
+    :mod:`forecast.inference.loo`) (coverage keyed ``coverage_50`` / ``_80`` / ``_95``)."""
+    out = []
+    for name in ds["likelihood"].values:
+        s = ds.sel(likelihood=name)
+        row = {"likelihood": str(name), "table": str(s["table"].values), "rows": int(s["n_rows"])}
+        for p in ds["prob"].values:
+            row[f"coverage_{round(float(p) * 100)}"] = float(s["loo_coverage"].sel(prob=p))
+        row["pit_mean"] = float(s["loo_pit_mean"])
+        row["pareto_k_max"] = float(s["pareto_k_max"])
+        row["n_high_pareto_k"] = int(s["n_high_pareto_k"])
+        out.append(row)
+    return out

@@ -242,7 +242,6 @@ def provenance(fc: Forecast) -> list[tuple[str, str]]:
 
 def assumptions(priors_text: str) -> list[dict[str, str]]:
     """Every parameter of the priors with its distribution in words and its source."""
-
     data = tomllib.loads(priors_text or "")
     out = []
 

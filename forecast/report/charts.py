@@ -790,7 +790,6 @@ PRIOR_COLOUR, POSTERIOR_COLOUR = SKY, BLUE
 
 def _density(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """Kernel density of ``values`` on ``grid`` (Scott's bandwidth), scaled to a peak of 1."""
-
     if values.size < 2 or np.ptp(values) == 0:
         d = np.zeros_like(grid)
         d[np.argmin(np.abs(grid - values[0]))] = 1.0
@@ -809,7 +808,6 @@ def prior_posterior_chart(
     them, each one's median (dot) and 80 % interval (bar); x in the input's unit, log scale where
     the prior spans over a factor of 10.
     """
-
     ncols = max(1, min(ncols, len(items)))
     nrows = max(1, math.ceil(len(items) / ncols))
     figsize = figsize or (4.0 * ncols + 0.6, 3.1 * nrows + 0.9)

@@ -24,7 +24,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from forecast.analyses.frozen_hardware import summary
+from forecast.queries.analyses import frozen_summary as summary
 from forecast.queries.answers import interval
 from forecast.queries.formatting import fmt_flop, fmt_interval, fmt_pct, fmt_year, sci
 from forecast.queries.headline import PROB, Forecast, wall_label
@@ -202,7 +202,6 @@ def frontier_backtest_chart(
 
 def frontier_backtest_blocks(fc: Forecast) -> list[Any]:
     """The frontier-compute part of the backtest section (empty without the group)."""
-
     fb = frontier_backtest_summary(fc)
     if fb is None:
         return []
@@ -252,7 +251,6 @@ class FrozenHardware:
 
 def frozen_summary(fc: Forecast, prob: float = PROB) -> FrozenHardware | None:
     """Frozen and full hit years per wall, or None without the group."""
-
     ds = fc.group("frozen_hardware")
     if ds is None or "hit_year" not in ds:
         return None
@@ -414,7 +412,6 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
 
 def frozen_blocks(fc: Forecast) -> list[Any]:
     """The frozen-hardware section (empty without the group)."""
-
     fz = frozen_summary(fc)
     if fz is None:
         return []

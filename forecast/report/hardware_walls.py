@@ -85,7 +85,6 @@ def accelerator_walls(
     the refresh flow can compute them beside the fit (:func:`warm_accelerator_walls`) and the
     report, written after publishing, reads them back; a changed table is computed afresh.
     Callers get their own copy."""
-
     key = (
         None if names is None else tuple(names),
         None if curve_names is None else tuple(curve_names),

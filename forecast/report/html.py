@@ -12,7 +12,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from forecast.inference.loo import check_rows
+from forecast.queries.analyses import check_rows
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
 from forecast.queries.headline import (
     PROB,

@@ -83,7 +83,6 @@ def create_app(
     outputs_dir: str | Path | None = None, data_dir: str | Path | None = None
 ) -> FastAPI:
     """The API and dashboard over ``outputs_dir`` (default: ``WALLCAST_OUTPUTS_DIR`` or outputs/)."""
-
     app = FastAPI(
         title=API_TITLE, description=API_DESCRIPTION, version=_version(), lifespan=_lifespan
     )

@@ -28,7 +28,6 @@ def run_api(
     host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, outputs_dir: str | Path | None = None
 ) -> None:
     """Serve until interrupted (Ctrl-C)."""
-
     server = _server(host, port, outputs_dir, "info")
     try:
         server.run()

@@ -273,7 +273,6 @@ def joint_data(
 
 def _stream(key: str) -> int:
     """A fixed 31-bit number per prior key: the ``fold_in`` datum of its random stream."""
-
     return zlib.crc32(f"wallcast-free-input:{key}".encode()) & 0x7FFFFFFF
 
 
@@ -317,7 +316,6 @@ def free_input_distributions(prior_set: Any, posterior_variables: Any) -> dict[s
     """Key -> exact NumPyro distribution of every propagated input that this scenario does not
     take from the posterior (:func:`forecast.priors.provenance.input_kind` "prior", "fixed" or
     "scenario"), in :data:`forecast.priors.registry.PROPAGATED_KEYS` order."""
-
     return {
         key: prior_set[key].to_numpyro_exact()
         for key in PROPAGATED_KEYS

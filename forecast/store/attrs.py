@@ -43,7 +43,6 @@ def provenance_attrs(
     ``run_fingerprint``: the fingerprint when the caller has computed it for these same inputs
     and settings (the refresh flow, which compares it with ``latest`` first), else computed here.
     """
-
     code = code_hash() if code is None else code
     created = now_utc() if created is None else created
     scenario_texts = {n: inputs.scenarios[n].text for n in scenario_names}

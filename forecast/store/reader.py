@@ -48,6 +48,22 @@ if TYPE_CHECKING:  # imported lazily: resolving paths and querying must not pay 
     import xarray as xr
 
 
+def _h5py() -> Any:
+    """h5py, imported when a file is first read."""
+    # why here: resolving paths and pointers (every reading command) needs no HDF5 library
+    import h5py
+
+    return h5py
+
+
+def _xarray() -> Any:
+    """xarray, imported when a whole tree or group is read."""
+    # why here: `wallcast query` and the API read single variables with h5py, without xarray
+    import xarray as xr
+
+    return xr
+
+
 SKIP_ATTRS = frozenset(
     {
         "DIMENSION_LIST",
@@ -145,8 +161,7 @@ def previous_forecast_path(path: str | Path | None = None) -> Path | None:
 
 def open_forecast(path: str | Path | None = None) -> xr.DataTree:
     """Open a forecast lazily as a DataTree (close it, or use ``with``)."""
-    # why here: the store's h5py readers must not pay for importing xarray
-    import xarray as xr
+    xr = _xarray()
 
     path = resolve_forecast_path(path)
     with reading_forecast(path):
@@ -190,8 +205,7 @@ def read_layout(
     Returns (root attrs, group names, variables of ``group`` as name -> {"dims", "units"},
     coordinate values of the dimensions those variables use).
     """
-    # why here: h5py only when a file is read (resolving paths needs none)
-    import h5py
+    h5py = _h5py()
 
     path = resolve_forecast_path(path)
     with reading_forecast(path), h5py.File(path, "r") as h5:
@@ -221,8 +235,7 @@ def read_variable(
     query needs one variable and two string coordinates, which h5py reads directly (the query's
     time is measured in BENCHMARKS.md section 3).
     """
-    # why here: h5py only when a file is read (resolving paths needs none)
-    import h5py
+    h5py = _h5py()
 
     path = resolve_forecast_path(path)
     with reading_forecast(path), h5py.File(path, "r") as h5:
@@ -244,8 +257,7 @@ def load_forecast_group(
     path: str | Path | None = None, variables: list[str] | None = None
 ) -> tuple[xr.Dataset, dict]:
     """The ``/forecast`` group (optionally only some variables, via h5py) and the root attrs."""
-    # why here: the store's h5py readers must not pay for importing xarray
-    import xarray as xr
+    xr = _xarray()
 
     path = resolve_forecast_path(path)
     if variables:
@@ -262,8 +274,7 @@ def load_forecast_group(
 
 def read_attrs(path: str | Path | None = None) -> dict[str, Any]:
     """Root attributes of a forecast file (h5py only: no xarray import)."""
-    # why here: h5py only when a file is read (resolving paths needs none)
-    import h5py
+    h5py = _h5py()
 
     path = resolve_forecast_path(path)
     with reading_forecast(path), h5py.File(path, "r") as h5:

@@ -90,7 +90,7 @@ def test_publish_onto_a_real_full_tmpfs_does_not_crash(tmp_path: Path) -> None:
 import sys
 sys.path[:0] = [{str(REPO_ROOT)!r}, {str(REPO_ROOT / "tests")!r}]
 from adversarial.test_run_guarantees import _small_tree
-from forecast import storage
+from forecast import store
 try:
     store.publish_forecast(_small_tree("x"), {str(mnt / "out")!r}, "20260101T000000Z-x")
 except store.StorageError as e:

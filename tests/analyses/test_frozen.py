@@ -16,8 +16,8 @@ from forecast.analyses.frozen_hardware import (
     frozen_dataset,
     frozen_hit_years,
     scaling_inputs,
-    summary,
 )
+from forecast.queries.analyses import frozen_summary as summary
 
 YEARS = np.arange(2024.0, 2046.0)
 

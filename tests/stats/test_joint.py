@@ -376,7 +376,8 @@ def test_published_forecast_holds_loo_checks_of_every_likelihood(joint_forecast)
     shares that grow with the interval, and a PIT straight from arviz_stats gives the same."""
     import arviz_stats as azs
 
-    from forecast.inference.loo import LIKELIHOODS, central_coverage, check_rows
+    from forecast.inference.loo import LIKELIHOODS, central_coverage
+    from forecast.queries.analyses import check_rows
 
     _, tree = joint_forecast
     checks = tree["predictive_checks"].to_dataset()

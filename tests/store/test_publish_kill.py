@@ -130,7 +130,7 @@ def test_clean_stale_removes_only_hidden_leftovers(tmp_path: Path):
 def test_lock_refuses_a_second_holder_with_its_pid(tmp_path: Path):
     lock = tmp_path / "outputs" / ".lock"
     code = (
-        "import sys, time; from forecast.store.reader import exclusive_lock\n"
+        "import sys, time; from forecast.config.filelock import exclusive_lock\n"
         f"with exclusive_lock({str(lock)!r}):\n"
         "    print('held', flush=True); time.sleep(60)\n"
     )
