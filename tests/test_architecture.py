@@ -328,14 +328,23 @@ def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
     )
 
 
-def test_reading_commands_import_neither_jax_nor_xarray():
-    """The CLI, the service app and the store/queries layers load without JAX or xarray."""
+def _loaded_after(imports: str, libraries: tuple[str, ...]) -> list[str]:
     import subprocess
     import sys
 
-    code = (
-        "import sys, forecast.cli, forecast.service.app, forecast.store, forecast.queries.answers;"
-        "print(sorted(m for m in ('jax', 'numpyro', 'xarray') if m in sys.modules))"
-    )
+    code = f"import sys, {imports}; print(sorted(m for m in {libraries!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return eval(out.stdout)  # a list of names printed by the line above
+
+
+def test_reading_commands_import_neither_jax_nor_xarray():
+    """The CLI, the service app and the store/queries layers load without JAX or xarray."""
+    imports = "forecast.cli, forecast.service.app, forecast.store, forecast.queries.answers"
+    assert _loaded_after(imports, ("jax", "numpyro", "xarray")) == []
+
+
+def test_the_command_line_starts_light():
+    """`wallcast --help` and `wallcast query` load none of the heavy libraries: each command
+    loads what it needs when it runs (FastAPI for `api`, pandas for `ingest`, JAX for searches)."""
+    heavy = ("jax", "xarray", "pandas", "scipy", "fastapi", "prefect", "matplotlib", "h5py")
+    assert _loaded_after("forecast.cli", heavy) == []

@@ -8,7 +8,6 @@ import typer
 
 from forecast.cli.app import app, reports_errors
 from forecast.cli.options import ApiHostOpt, OutputsDirOpt
-from forecast.service.server import run_api
 
 
 @app.command()
@@ -23,4 +22,7 @@ def api(
     Open http://HOST:PORT/ for the dashboard, /docs for the API; a newly published forecast is
     served without a restart.  Stop with Ctrl-C.
     """
+    # why here: FastAPI and uvicorn load only when the API is served, not for every command
+    from forecast.service.server import run_api
+
     run_api(host, port, outputs_dir)

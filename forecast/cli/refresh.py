@@ -29,7 +29,6 @@ from forecast.cli.tables import summary_table as format_summary
 from forecast.config import paths
 from forecast.config.errors import WallcastError
 from forecast.config.filelock import exclusive_lock
-from forecast.data.ingest import ingest_file
 from forecast.queries.answers import summary_table
 from forecast.store.layout import LOCK_FILE
 from forecast.store.reader import load_forecast_group
@@ -298,6 +297,9 @@ def ingest(
     """
     if then_refresh:
         _refuse_while_refreshing(refresh)
+    # why here: the table checks load pandas; the other commands start without it
+    from forecast.data.ingest import ingest_file
+
     result = ingest_file(file, refresh.data_dir)
     kept = "; the original is left in place" if result.kept_source else ""
     if result.status == "rejected":

@@ -11,14 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forecast import __version__
 from forecast.config import paths
 from forecast.config.platform import platform_json
-from forecast.priors import PriorSet, load_priors, loads
 from forecast.store.identity import code_hash, fingerprint, forecast_id, now_utc
 from forecast.store.schema import UNITS, WALL_DEFINITIONS
+
+if TYPE_CHECKING:
+    from forecast.priors import PriorSet
 
 
 def provenance_attrs(
@@ -93,6 +95,9 @@ def provenance_attrs(
 def read_priors(attrs: dict[str, Any]) -> PriorSet:
     """The base prior set a forecast was made with, from its stored text (``priors_text``); a
     forecast without it falls back to its ``priors_path``, else the default prior file."""
+    # why here: parsing priors loads SciPy; reading a forecast's attributes must not
+    from forecast.priors import load_priors, loads
+
     text = attrs.get("priors_text")
     path = attrs.get("priors_path")
     if not text:
