@@ -5,7 +5,8 @@
 * :mod:`flows.serve` - ``wallcast serve``: the ``watch-landing`` flow (ingest task + refresh),
   the weekly schedule and the landing-folder poller.
 
-The work itself is plain library code: :mod:`forecast.jobs.forecast_job` (load, fit, propagate, assemble),
-:mod:`forecast.store.reader` (publish, lock, retention, reading) and :mod:`forecast.data.ingest` (landing
-files).  ``forecast`` never imports ``flows``.  Importing this package imports nothing heavy.
+The work itself is plain library code: :mod:`forecast.jobs.forecast_job` (load, fit, propagate,
+assemble), :mod:`forecast.store` (publish, retention, reading), :mod:`forecast.config.filelock`
+(the lock) and :mod:`forecast.data.ingest` (landing files).  ``forecast`` never imports
+``flows``.  Importing this package imports nothing heavy.
 """

@@ -10,24 +10,25 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
   what-if, share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
   hardware.csv, frontier_runs.csv, model_shapes.csv and scaleup_domains.csv), ``trend_priors``
   (canonical JSON of the trend priors and the base file's priors of the fitted law parameters,
-  :func:`forecast.inference.fit.fit_key`),
-  ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256 of the forecast package's model code, see
-  :func:`forecast.store.identity.code_hash`).  The DataFrames and PriorSet are passed too but excluded from the key;
+  :func:`forecast.inference.fit.fit_key`), ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256
+  of the forecast package's model code, see :func:`forecast.store.identity.code_hash`).  The
+  DataFrames and PriorSet are passed too but excluded from the key;
 * ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
   ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
   scenario's full prior text), ``seed``, ``years``, ``propagate_draws`` and ``code``;
 * ``publish`` - never cached, retried.  Assembles the DataTree and publishes it atomically unless
   the forecast ``latest`` points to was made from the same inputs (same
-  :func:`forecast.store.identity.fingerprint`): then it
-  publishes nothing and reports "unchanged, latest kept" (``republish=True`` forces a new one).
-  Applies retention (keep the newest ``keep``, never the one ``latest`` names);
+  :func:`forecast.store.identity.fingerprint`): then it publishes nothing and reports
+  "unchanged, latest kept" (``republish=True`` forces a new one).  Applies retention (keep the
+  newest ``keep``, never the one ``latest`` names);
 * ``artifacts`` - markdown summary (key ``wallcast-summary``), table of credible intervals
   (``wallcast-intervals``), link to the report (``wallcast-report``).
 
-Storage (publishing, the lock, retention, reading) is :mod:`forecast.store.reader`; this module only
-orchestrates.  The flow holds ``<outputs>/.lock`` (``fcntl.flock``) from start to end: a second refresh on the same
-outputs folder fails at once with "another refresh is running (pid N)" (or waits ``lock_wait``
-seconds first).
+Storage (publishing, retention, reading) is :mod:`forecast.store` and the lock
+:mod:`forecast.config.filelock`; this module only orchestrates.  The flow holds
+``<outputs>/.lock`` (``fcntl.flock``) from start to end: a second refresh on the same outputs
+folder fails at once with "another refresh is running (pid N)" (or waits ``lock_wait`` seconds
+first).
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 (before) against the fitted inputs from the posterior (after), same inputs, N and seed.
 
 With ``--forecast PATH`` it analyses a published forecast of the joint model. Without, it builds a
-stand-in posterior first: the hardware and frontier-compute trends (``forecast.inference.fit``) and
-the four laws of ``forecast.stats.scaling_laws`` each fitted alone to the tables of ``data/`` (in the
-joint model they are separate likelihoods, so each law's posterior is the same up to the priors
-the joint model gives them). It prints, per target, the top inputs with both total indices and
+stand-in posterior first: the hardware and frontier-compute trends (``support.fits.fit_trends``,
+tests/support/fits.py) and the four laws of ``forecast.stats.scaling_laws`` each fitted alone
+(``forecast.analyses.law_holdout.fit_law``) to the tables of ``data/`` (in the joint model they
+are separate likelihoods, so each law's posterior is the same up to the priors the joint model
+gives them). It prints, per target, the top inputs with both total indices and
 their 95 % bootstrap intervals (markdown), the median interval width of the leading indices, and
 the time per basis. ``--step-check D`` also compares hit years with walls every 2, 3 and 4 years
 on D prior draws (the interpolation error of a coarser wall grid).

@@ -75,9 +75,9 @@ def own_prefect_cache(storage: Path):
 
 
 def refresh_small_forecast(outputs: Path) -> dict:
-    """The ``refresh-forecast`` flow at the gated settings of :mod:`fit_settings` (the default
-    4 chains x 1,000 draws: passes the convergence gate with margin on any CPU), two scenarios,
-    six output years, without reports."""
+    """The ``refresh-forecast`` flow at the gated settings of :mod:`support.fit_settings` (the
+    default 4 chains x 1,000 draws: passes the convergence gate with margin on any CPU), two
+    scenarios, six output years, without reports."""
     from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 
     from flows.refresh import refresh_forecast

@@ -1,4 +1,4 @@
-"""The seams between layers: folders from one resolver, one storage module, flows only at the edge.
+"""The seams between layers: folders from one resolver, one store package, flows only at the edge.
 
 * every reading command (query, report, deck, analyse) finds ``latest`` under
   ``WALLCAST_OUTPUTS_DIR`` when no folder is given;

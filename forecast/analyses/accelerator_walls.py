@@ -38,10 +38,7 @@ if TYPE_CHECKING:
     from forecast.model.params import Assumptions, Hardware
     from forecast.model.search import Walls
 
-
 DEFAULT_DURATION_DAYS = 90.0
-
-
 DEFAULT_PRECISION = "bf16"
 
 
@@ -52,10 +49,7 @@ SEARCH_LOG10_FLOP_RANGE = (20.0, 40.0)
 
 #: The compute range (log10 FLOP) and step of a utilization curve, as ``wallcast curve`` draws it.
 CURVE_LOG10_FLOP_RANGE = (22.0, 33.0)
-
-
 CURVE_STEP_LOG10 = 0.02
-
 
 _WALL_LABELS = {"data_movement": "data-movement wall", "latency": "latency wall"}
 

@@ -48,14 +48,8 @@ from forecast.inference.gate import convergence_report
 from forecast.stats.trends import METRICS, frontier_observations, trend_observations
 
 DEFAULT_ORIGINS: tuple[int, ...] = (2018, 2020, 2022)
-
-
 PROBS: tuple[float, ...] = (0.5, 0.8, 0.95)
-
-
 CURVE_PROBS: tuple[float, ...] = tuple(np.round(np.arange(0.05, 1.0, 0.05), 2).tolist())
-
-
 """Nominal levels of the calibration curve (central intervals)."""
 
 

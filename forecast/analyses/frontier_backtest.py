@@ -26,21 +26,13 @@ from forecast.config.runtime import exclusive, init_jax
 from forecast.stats.trends import FRONTIER_MIN_YEAR, frontier_compute_model, frontier_observations
 
 FRONTIER_ORIGINS: tuple[int, ...] = (2016, 2018, 2020, 2022)
-
-
 """Origins of the frontier-compute backtest."""
 
-
 FRONTIER_MIN_TRAIN_RUNS = 3
-
-
 """Fewest training records for the forecast's own window (records from
 :data:`forecast.stats.trends.FRONTIER_MIN_YEAR`); an origin with fewer trains on every earlier record."""
 
-
 FRONTIER_INTERCEPT_SCALE_DEX = 2.0
-
-
 """Standard deviation (dex) of the backtest's intercept prior, centred on the training records
 (the forecast's prior on the 2024 level is itself a measurement of the held-out years)."""
 
@@ -195,9 +187,10 @@ def truncated_student_t_draws(
 def truncated_student_t_mixture_log_density(
     observed: np.ndarray, loc: np.ndarray, scale: np.ndarray, nu: np.ndarray, low: float
 ) -> np.ndarray:
-    """:func:`student_t_mixture_log_density` of the Student-t conditioned on exceeding ``low``:
-    each draw's density divided by its probability above ``low`` (per dex); ``low = -inf``: no
-    bound."""
+    """``log (1/S) sum_s t_nu_s(y | loc_s, scale_s)`` per observation, each draw's Student-t
+    conditioned on exceeding ``low`` (its density divided by its probability above ``low``);
+    ``loc``, ``scale`` (sample, obs), ``nu`` a number or per draw (sample,).  Units: per dex;
+    ``low = -inf``: no bound."""
     y = np.asarray(observed, dtype=float)[None, :]
     nu = np.asarray(nu, dtype=float)
     nu = nu[:, None] if nu.ndim == 1 else nu
@@ -307,8 +300,6 @@ def run_frontier_backtest(
 
 
 FRONTIER_POOLED = "pooled"
-
-
 """Label of the row that pools every (origin, held-out record) pair."""
 
 

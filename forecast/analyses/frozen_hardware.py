@@ -32,16 +32,10 @@ from forecast.inference.crossing import first_crossing
 from forecast.inference.propagate import assumptions_from_inputs
 
 FROZEN_ACCELERATOR = "NVIDIA H100 SXM5"
-
-
 """The accelerator of [erdil2024]'s headline (a name of ``data/hardware.csv``)."""
 
-
 PAPER_DM_WALL_LOG10_FLOP = 28.0
-
-
 """[erdil2024] abstract: on H100s, utilization falls beyond ~1e28 FLOP (3-month run)."""
-
 
 WALLS = ("data_movement", "latency")
 

@@ -32,15 +32,12 @@ from forecast.stats.scaling_laws import (
 
 LawModel = Callable[..., None]
 
-
 _OBSERVED_SITE: dict[LawModel, str] = {
     depth_law_model: "log10_layers",
     batch_law_model: "log10_batch",
     utilization_law_model: "log10_mfu",
     domain_growth_model: "log10_domain",
 }
-
-
 _DEFAULT_PRIORS: dict[LawModel, NamedTuple] = {
     depth_law_model: DEPTH_PRIORS,
     batch_law_model: BATCH_PRIORS,

@@ -84,38 +84,22 @@ from forecast.queries.analyses import _METHOD, _strings
 from forecast.stats.trends import METRICS, PRIOR_KEYS, trend_observations
 
 DEFAULT_SAMPLES = SENSITIVITY_SAMPLES
-
-
 """Base samples N of ``wallcast sensitivity`` and ``analyse``: N * (k + 2) + 2k + 1 model
 evaluations (k = number of inputs); ``--samples 1024`` for intervals half as wide."""
 
-
 DEFAULT_WALL_YEAR_STEP = SENSITIVITY_WALL_YEAR_STEP
-
-
 """Walls every this many years (and the last year), interpolated in between."""
 
-
 BASES: tuple[str, ...] = ("posterior", "prior")
-
-
 """Where the inputs are drawn from: the forecast's posterior where fitted, or the priors only."""
 
-
 BASIS_GROUPS: dict[str, str] = {"posterior": "sensitivity", "prior": "sensitivity_prior"}
-
-
 """The forecast-file group that holds the indices of each basis."""
-
 
 DEFAULT_BOOTSTRAP = 300
 
-
 TREND_KEYS: tuple[str, ...] = TREND_SAMPLED_KEYS
-
-
 """Trend inputs sampled from the priors (the trend fit's own priors) instead of the posterior."""
-
 
 TARGETS: tuple[str, ...] = (
     "data_movement_hit_year",

@@ -10,12 +10,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from forecast.config.errors import WallcastError
-
-if TYPE_CHECKING:  # imported lazily: resolving paths and querying must not pay for xarray
-    pass
 
 
 class LockBusyError(WallcastError):

@@ -21,34 +21,16 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-
 DATA_DIR_ENV = "WALLCAST_DATA_DIR"
-
-
 OUTPUTS_DIR_ENV = "WALLCAST_OUTPUTS_DIR"
-
-
 PRIORS_DIR_ENV = "WALLCAST_PRIORS_DIR"
 
-
 HARDWARE_FILE = "hardware.csv"
-
-
 FRONTIER_RUNS_FILE = "frontier_runs.csv"
-
-
 MODEL_SHAPES_FILE = "model_shapes.csv"
-
-
 SCALEUP_DOMAINS_FILE = "scaleup_domains.csv"
-
-
 BASELINE_PRIORS_FILE = "baseline.toml"
-
-
 SCENARIOS_SUBDIR = "scenarios"
-
-
 DOCS_DIR = REPO_ROOT / "docs"
 
 

@@ -44,11 +44,7 @@ from forecast.data.hardware import (
 #: The shipped tables.  The loaders' defaults are the data folder's copies
 #: (:func:`forecast.config.paths.data_dir`, ``WALLCAST_DATA_DIR`` honoured), resolved at call time.
 DEFAULT_MODEL_SHAPES_PATH: Path = paths.REPO_ROOT / "data" / "model_shapes.csv"
-
-
 DEFAULT_SCALEUP_DOMAINS_PATH: Path = paths.REPO_ROOT / "data" / "scaleup_domains.csv"
-
-
 DEFAULT_LATENCY_MEASUREMENTS_PATH: Path = paths.REPO_ROOT / "data" / "latency_measurements.csv"
 
 
@@ -57,7 +53,6 @@ def _in_data_dir(default: Path):
 
 
 _BOOLS = {"true": True, "false": False}
-
 
 MODEL_SHAPES_COLUMNS: tuple[str, ...] = (
     "model",
@@ -78,26 +73,14 @@ MODEL_SHAPES_COLUMNS: tuple[str, ...] = (
     "source_url",
     "notes",
 )
-
-
 ARCHITECTURES = ("dense", "moe")
-
-
 COMPUTE_METHODS = ("reported", "epoch", "6ND")
-
-
 """``reported``: the paper's figure; ``epoch``: Epoch AI's estimate as in ``frontier_runs.csv``;
 ``6ND``: computed here as 6 x active parameters x training tokens (checked to 1 %)."""
 
-
 MODEL_SHAPES_YEARS = (2018, 2030)
-
-
 """Inclusive year range of ``model_shapes.csv`` dates (first GPT in 2018; announced models)."""
-
-
 _SIX_ND_RTOL = 0.01
-
 
 _SHAPES_NUMERIC: dict[str, _NumSpec] = {
     "total_params": _NumSpec(1e6, 1e14, "parameters", 1e10),
@@ -277,28 +260,15 @@ SCALEUP_DOMAINS_COLUMNS: tuple[str, ...] = (
     "source_url",
     "notes",
 )
-
-
 DOMAIN_ROLES = ("flagship", "variant", "maximum")
-
-
 """``flagship``: the vendor's headline training system of a generation (what frontier clusters are
 built from); ``variant``: a smaller or alternative system of the same generation; ``maximum``: the
 largest domain the fabric supports or was announced with, not a volume product."""
-
-
 DOMAIN_STATUSES = ("shipped", "announced")
-
-
 DOMAIN_TOPOLOGIES = ("switched", "torus", "mesh")
-
-
 SCALEUP_DOMAINS_YEARS = (2010, 2035)
 
-
 _BW_PREFIXES = (("GB/s", 1e9), ("TB/s", 1e12))
-
-
 _DOMAIN_NUMERIC: dict[str, _NumSpec] = {
     "domain_size": _NumSpec(1, 1e6, "accelerators", 8, integer=True),
     "scaleup_bandwidth_bytes_per_s": _NumSpec(
@@ -399,8 +369,6 @@ LATENCY_COLUMNS: tuple[str, ...] = (
     "source_url",
     "notes",
 )
-
-
 LATENCY_QUANTITIES = (
     "allreduce_time",
     "allreduce_base_latency",
@@ -408,17 +376,10 @@ LATENCY_QUANTITIES = (
     "inter_domain_hop_latency",
     "kernel_latency",
 )
-
-
 """``allreduce_time``: a measured small-message all-reduce; the others are the terms of the
 model's latency (``latency.*`` priors), measured or as constants of NCCL's tuning model."""
-
-
 LATENCY_KINDS = ("measurement", "tuning_constant")
-
-
 LATENCY_YEARS = (2010, 2035)
-
 
 _LATENCY_NUMERIC: dict[str, _NumSpec] = {
     "value_s": _NumSpec(1e-8, 1e-1, "seconds", 5e-6, (("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3))),
@@ -426,8 +387,6 @@ _LATENCY_NUMERIC: dict[str, _NumSpec] = {
     "nodes": _NumSpec(1, 1e7, "nodes", 1, required=False, integer=True),
     "message_bytes": _NumSpec(1, 1e12, "bytes", 8, required=False, integer=True),
 }
-
-
 _LATENCY_KEY = (
     "quantity",
     "kind",

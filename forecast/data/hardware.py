@@ -42,7 +42,6 @@ PROVENANCE_COLUMNS: tuple[str, ...] = ("added_from", "added_at")
 #: Columns a hardware table may have besides :data:`HARDWARE_COLUMNS`: the provenance columns.
 OPTIONAL_HARDWARE_COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS
 
-
 HARDWARE_COLUMNS: tuple[str, ...] = (
     "name",
     "vendor",
@@ -61,7 +60,6 @@ HARDWARE_COLUMNS: tuple[str, ...] = (
     "notes",
 )
 
-
 FRONTIER_RUNS_COLUMNS: tuple[str, ...] = (
     "model",
     "organization",
@@ -78,19 +76,11 @@ FRONTIER_RUNS_COLUMNS: tuple[str, ...] = (
     "confidence",
 )
 
-
 STATUSES = ("shipped", "announced")
-
-
 TOPOLOGIES = ("switched", "torus", "mesh")
-
-
 CONFIDENCES = ("Confident", "Likely", "Speculative")
 
-
 _BOOLS = {"true": True, "false": False}
-
-
 _MIN_YEAR, _MAX_YEAR = 2000, 2040
 
 
@@ -108,13 +98,8 @@ class _NumSpec:
 
 
 _BW_PREFIXES = (("kB/s", 1e3), ("MB/s", 1e6), ("GB/s", 1e9), ("TB/s", 1e12), ("PB/s", 1e15))
-
-
 _FLOP_PREFIXES = (("GFLOP/s", 1e9), ("TFLOP/s", 1e12), ("PFLOP/s", 1e15))
-
-
 _CAP_PREFIXES = (("MB", 1e6), ("GB", 1e9), ("TB", 1e12))
-
 
 _HW_NUMERIC: dict[str, _NumSpec] = {
     "peak_dense_16bit_flops": _NumSpec(1e12, 1e17, "FLOP/s", 1e15, _FLOP_PREFIXES),
@@ -127,10 +112,7 @@ _HW_NUMERIC: dict[str, _NumSpec] = {
         1e9, 1e14, "bytes/s", 5e10, _BW_PREFIXES, required=False
     ),
 }
-
-
 _HW_TEXT_REQUIRED = ("name", "vendor", "source_url", "notes")
-
 
 _RUNS_NUMERIC: dict[str, _NumSpec] = {
     "training_compute_flop": _NumSpec(1e15, 1e30, "FLOP", 1e24, required=False),
@@ -139,16 +121,12 @@ _RUNS_NUMERIC: dict[str, _NumSpec] = {
     "batch_size_tokens": _NumSpec(1, 1e11, "tokens", 4e6, required=False),
     "hardware_utilization": _NumSpec(0, 1, "fraction of peak", 0.4, (("%", 0.01),), required=False),
 }
-
-
 _RUNS_TEXT_REQUIRED = ("model", "organization", "source_url", "notes")
 
 
 #: Hardware: plausible release dates.  A shipped part cannot be dated after the current month; an
 #: announced part at most this many months ahead; nothing before the first year below.
 MIN_RELEASE_YEAR = 2010
-
-
 MAX_ANNOUNCED_MONTHS_AHEAD = 36
 
 
@@ -167,14 +145,8 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 #: The one number syntax of every table: ASCII decimal or scientific notation, nothing else
 #: (no '1_000', no non-ASCII digits, no 'nan'/'inf', no hex).  Validation and loading share it.
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-
-
 _ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
-
-
 _YM_RE = re.compile(r"^(\d{4})-(\d{2})$")
-
-
 _YMD_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 
 

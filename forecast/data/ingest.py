@@ -62,20 +62,10 @@ from forecast.data.hardware import (
 )
 
 INCOMING_DIR = "incoming"
-
-
 REJECTED_DIR = "rejected"
-
-
 PROCESSED_DIR = "processed"
-
-
 HARDWARE_FILE = paths.HARDWARE_FILE
-
-
 INGEST_LOCK = ".ingest.lock"
-
-
 REASON_SUFFIX = ".reason"
 
 

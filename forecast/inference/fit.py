@@ -74,8 +74,6 @@ from forecast.stats.trends import (
 )
 
 TARGET_ACCEPT_PROB = 0.95
-
-
 """NUTS's target acceptance in warm-up: smaller steps than NumPyro's default 0.8. The batch law's
 posterior has a tail (small shortfall scale, larger noise, lower ceiling) that a chain at 0.9
 entered and left slowly about once in twenty default runs, enough for the convergence gate to

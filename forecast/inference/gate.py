@@ -84,8 +84,6 @@ def _convergence_hint(diagnostics: set[str], chains: int | None, draws: int | No
 
 
 ESS_BULK_PER_CHAIN = 100
-
-
 """Minimum bulk ESS per chain: Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-
 normalization, folding, and localization: an improved R-hat for assessing convergence of MCMC",
 Bayesian Analysis 16(2), doi:10.1214/20-BA1221, recommend bulk and tail ESS > 100 per chain (400

@@ -24,10 +24,7 @@ import numpy as np
 import xarray as xr
 
 CHECK_PROBS: tuple[float, ...] = (0.5, 0.8, 0.95)
-
-
 """Nominal probabilities of the central intervals whose coverage is reported."""
-
 
 LIKELIHOODS: dict[str, tuple[str, str]] = {
     "hardware": ("log10_value", "data/hardware.csv"),
@@ -37,14 +34,9 @@ LIKELIHOODS: dict[str, tuple[str, str]] = {
     "utilization": ("log10_mfu", "data/model_shapes.csv"),
     "domain": ("log10_domain", "data/scaleup_domains.csv"),
 }
-
-
 """Each likelihood of the joint model: its observed site and its table."""
 
-
 HIGH_PARETO_K = 0.7
-
-
 """Pareto k above which a PSIS estimate is unreliable (Vehtari et al. 2024, [vehtari2017])."""
 
 

@@ -36,13 +36,8 @@ from forecast.stats.trends import project
 
 DEFAULT_YEARS = np.arange(FIRST_YEAR, LAST_YEAR + 1, dtype=float)
 
-
 WALLS = ("data_movement", "latency")
-
-
 DOMAIN_BEFORE_2025 = 8.0
-
-
 DOMAIN_2025 = 72.0
 
 

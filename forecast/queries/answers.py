@@ -19,13 +19,8 @@ from forecast.store.reader import read_variable, resolve_forecast_path
 if TYPE_CHECKING:  # xarray is imported lazily: `wallcast query` needs only h5py and NumPy
     import xarray as xr
 
-
 WHAT_VARIABLE = {"year": "hit_year", "flop": "hit_flop"}
-
-
 WHATS = (*WHAT_VARIABLE, "cost")  # cost: per year, not per wall
-
-
 COST_VARIABLES = ("cost_multiplier", "frontier_utilization", "min_run_days")
 
 

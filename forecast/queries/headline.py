@@ -1,11 +1,11 @@
 """The headline, summary and provenance numbers of the report and the deck, from the forecast.
 
-NumPy/xarray only (no JAX).  Intervals come from :mod:`forecast.queries.answers`, so the report shows the
-numbers ``wallcast query`` prints (hit years to one decimal, FLOP to two significant digits);
-numbers are written for people by :mod:`forecast.queries.formatting`.  The report's other numbers live
-beside this module: :mod:`~forecast.report.changes` (what moved since the previous forecast),
-:mod:`~forecast.report.drivers` (rank correlations, Sobol indices, backtest),
-:mod:`~forecast.report.hardware_walls` (walls of today's accelerators, from
+NumPy/xarray only (no JAX).  Intervals come from :mod:`forecast.queries.answers`, so the report
+shows the numbers ``wallcast query`` prints (hit years to one decimal, FLOP to two significant
+digits); numbers are written for people by :mod:`forecast.queries.formatting`.  The report's
+other numbers live in :mod:`forecast.report`: :mod:`~forecast.report.changes` (what moved since
+the previous forecast), :mod:`~forecast.report.drivers` (rank correlations, Sobol indices,
+backtest), :mod:`~forecast.report.hardware_walls` (walls of today's accelerators, from
 :mod:`forecast.analyses.accelerator_walls`) and :mod:`~forecast.report.not_modelled`.
 """
 
@@ -28,11 +28,7 @@ if TYPE_CHECKING:  # annotations only: reading answers does not import xarray
     import xarray as xr
 
 PROB = 0.8
-
-
 FAN_PROBS = (0.5, 0.8, 0.95)
-
-
 WALL_LABELS = {"data_movement": "data-movement", "latency": "latency"}
 
 

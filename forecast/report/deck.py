@@ -1,8 +1,9 @@
 """``deck.pptx``: the forecast in a few slides a strategy lead can present without editing.
 
 16:9, titles 32 pt, body text 18-24 pt, charts from :mod:`forecast.report.charts` at slide
-scale (same palette and style as the report).  Every number comes from
-the forecast through :mod:`forecast.queries.headline` and its siblings.
+scale (same palette and style as the report).  Every number comes from the forecast through
+:mod:`forecast.queries.headline` and the report's number modules (changes, drivers, executive,
+fitted inputs, frontier).
 """
 
 from __future__ import annotations

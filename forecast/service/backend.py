@@ -620,7 +620,7 @@ def _catalog() -> Iterator[None]:
 def _reading(
     forecast_id: str, path: Path, reason: str = "its data cannot be read"
 ) -> Iterator[None]:
-    """Reading a forecast: a failure (``storage.reading_forecast``'s ForecastReadError, or what
+    """Reading a forecast: a failure (``store.reading_forecast``'s ForecastReadError, or what
     h5py raises outside it) is a ForecastUnreadableError (503) with ``reason`` and without the
     path; a file removed meanwhile is unknown (404); a bad question stays a 422."""
     try:

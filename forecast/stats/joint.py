@@ -27,9 +27,9 @@ posterior draw, the fitted block's values being those posterior draws. Each site
 random stream (``fold_in`` of the draw's key by the key's name), so a key a scenario leaves alone
 has identical draws in every scenario, whatever else the scenario changes.
 
-:func:`fit_joint` runs NUTS and returns one ArviZ DataTree with the groups of
-:func:`forecast.inference.fit.fit_observations` plus ``prior`` (the same variables drawn from the
-joint model's priors, no data).
+:func:`forecast.inference.fit.fit_joint` runs NUTS on it and returns one ArviZ DataTree with
+the groups of :func:`forecast.inference.fit.fit_observations` plus ``prior`` (the same variables
+drawn from the joint model's priors, no data).
 """
 
 from __future__ import annotations
@@ -82,17 +82,13 @@ from forecast.stats.trends import (
 
 LAWS: tuple[str, ...] = ("depth", "batch", "utilization", "domain")
 
-
 LAW_OBSERVED_SITES: dict[str, str] = {
     "depth": "log10_layers",
     "batch": "log10_batch",
     "utilization": "log10_mfu",
     "domain": "log10_domain",
 }
-
-
 """Likelihood site of each law (its plate is ``<site>_row``)."""
-
 
 LAW_PARAMETERS: dict[str, tuple[str, ...]] = {
     "depth": ("log10_layers_ref", "layer_exponent", "depth_noise_dex", "layers_at_reference"),
@@ -119,8 +115,6 @@ LAW_PARAMETERS: dict[str, tuple[str, ...]] = {
         "domain_growth_per_year",
     ),
 }
-
-
 """Posterior variables of each law: sample sites, then deterministic sites in model units."""
 
 
@@ -151,14 +145,9 @@ LAW_PRIOR_KEYS: dict[str, LawPrior] = {
         "domain", "growth", "domain_growth_dex_per_year", "log10"
     ),
 }
-
-
 """Each fitted prior key: the law site whose prior it sets, and on which scale."""
 
-
 _LN10 = math.log(10.0)
-
-
 _Z90 = 1.2815515655446004
 
 

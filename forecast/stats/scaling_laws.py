@@ -1,10 +1,11 @@
 """Per-law NumPyro likelihoods for the scaling, utilization and domain-size inputs.
 
 Four laws, each a pure NumPyro model of arrays (no I/O) plus the helpers that build its arrays
-from the evidence tables, fit it alone with NUTS and check it on held-out rows. The joint model
-(:mod:`forecast.stats.joint`) calls the same model functions, with the fitted parameters' priors taken
-from the prior file (the ``priors`` overrides); ``docs/evidence.md`` states and justifies each
-observation model. All logarithms are base 10 ("dex").
+from the evidence tables; fitting one law alone with NUTS and checking it on held-out rows is
+:mod:`forecast.analyses.law_holdout`. The joint model (:mod:`forecast.stats.joint`) calls the
+same model functions, with the fitted parameters' priors taken from the prior file (the
+``priors`` overrides); ``docs/evidence.md`` states and justifies each observation model. All
+logarithms are base 10 ("dex").
 
 Depth law (dense models of ``model_shapes.csv``)::
 
@@ -36,9 +37,9 @@ Domain growth (flagship switched NVIDIA systems of ``scaleup_domains.csv``, by a
 
     log10 D[i] = log10 D_2024 + g * (year[i] - 2024) + e[i],   e[i] ~ Normal(0, sigma_D)
 
-Why one module of ~650 lines: each law is a model, the builder of its arrays and its held-out
-check, and the four laws share the fitting and checking helpers; one law per module would be four
-small modules importing one shared one, with no reader gain.
+One module for the four laws: each law is a model and the builder of its arrays, and the four
+share the table and observation helpers; one law per module would be four small modules
+importing one shared one, with no reader gain.
 """
 
 from __future__ import annotations
@@ -62,29 +63,13 @@ from numpyro.distributions.util import promote_shapes, validate_sample
 from forecast.model.params import LAYER_REFERENCE_PARAMS, LAYERS_AT_REFERENCE
 
 DEPTH_REFERENCE_PARAMS = LAYER_REFERENCE_PARAMS
-
-
 """N_ref of the depth law: 4.05e11 parameters (Llama 3.1 405B), as ``scaling.layer_reference_params``."""
-
-
 BATCH_REFERENCE_PARAMS = 5.6e11
-
-
 """``scaling.batch_reference_params``: Chinchilla-optimal N of a 3.8e25 FLOP run."""
-
-
 TOKENS_PER_PARAM = 20.0
-
-
 """``scaling.tokens_per_param`` (Hoffmann et al. 2022), so C = 6 N D = 120 N^2."""
-
-
 BATCH_REFERENCE_FLOP = 6.0 * TOKENS_PER_PARAM * BATCH_REFERENCE_PARAMS**2
-
-
 """C_ref = 3.7632e25 FLOP: the compute at which the critical batch is ``B_2024``."""
-
-
 DOMAIN_REFERENCE_YEAR = 2024.0
 
 
@@ -344,14 +329,8 @@ class DomainPriors(NamedTuple):
 
 
 DEPTH_PRIORS = DepthPriors()
-
-
 BATCH_PRIORS = BatchPriors()
-
-
 UTILIZATION_PRIORS = UtilizationPriors()
-
-
 DOMAIN_PRIORS = DomainPriors()
 
 

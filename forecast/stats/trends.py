@@ -53,10 +53,7 @@ METRICS: tuple[str, ...] = (
     "scaleup_bandwidth",
     "scaleout_bandwidth",
 )
-
-
 """Hardware metrics with a trend, in the order of the ``metric`` dimension."""
-
 
 METRIC_COLUMNS: dict[str, str] = {
     "flops": "peak_dense_16bit_flops",
@@ -65,22 +62,13 @@ METRIC_COLUMNS: dict[str, str] = {
     "scaleup_bandwidth": "scaleup_bandwidth_bytes_per_s",
     "scaleout_bandwidth": "scaleout_bandwidth_bytes_per_s",
 }
-
-
 """Column of ``forecast.data.hardware.load_hardware()`` holding each metric."""
 
-
 PRIOR_KEYS: dict[str, str] = {metric: growth_key(metric) for metric in METRICS}
-
-
 """PriorSet key of each metric's growth prior (multiplicative, x/yr)."""
 
-
 FRONTIER_MIN_YEAR = 2018.0
-
-
 """First year of the frontier-compute fit: Epoch documents a slope change around 2018."""
-
 
 _HALFNORMAL_MEDIAN = 0.6744897501960817  # median of HalfNormal(1)
 

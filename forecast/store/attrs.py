@@ -2,8 +2,9 @@
 
 :func:`provenance_attrs` sets every root attribute when a forecast is assembled (the id, the run
 fingerprint, code and data identity, priors and scenario texts, units, platform);
-:func:`read_attrs` (defined with the other h5py readers) reads them back from a file, and :func:`read_priors` and
-:func:`recorded_data_dir` turn the two that analyses need back into objects.
+:func:`forecast.store.reader.read_attrs` (with the other h5py readers) reads them back from a
+file, and :func:`read_priors` and :func:`recorded_data_dir` turn the two that analyses need back
+into objects.
 """
 
 from __future__ import annotations

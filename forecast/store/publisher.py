@@ -136,7 +136,7 @@ def publish_forecast(
 ) -> tuple[Path, list[str]]:
     """Clean leftovers, publish atomically, apply retention; returns (folder, removed ids).
 
-    Call it while holding ``<outputs>/.lock`` (:func:`exclusive_lock`).
+    Call it while holding ``<outputs>/.lock`` (:func:`forecast.config.filelock.exclusive_lock`).
     """
     outputs_dir = Path(outputs_dir)
     check_outputs_writable(outputs_dir)

@@ -1,20 +1,22 @@
-"""The persisted forecast: one DataTree with its provenance, written and published atomically.
+"""The persisted forecast: one DataTree with its provenance, its layout, building and writing.
 
 Layout of ``outputs/forecasts/<id>/forecast.nc`` (open with ``xarray.open_datatree``):
 
 * ``/posterior``, ``/sample_stats``, ``/log_likelihood``, ``/posterior_predictive``,
   ``/observed_data``, ``/constant_data``: the joint NumPyro fit of the trends and scaling laws
-  (:mod:`forecast.stats.joint`; ArviZ 1.x conventions); ``/prior``: the same variables drawn from the
-  joint model's priors;
+  (:mod:`forecast.stats.joint`; ArviZ 1.x conventions); ``/prior``: the same variables drawn from
+  the joint model's priors;
 * ``/forecast``: dims ``scenario``, ``chain``, ``draw``, ``year``, ``wall``; variables
   ``wall_flop``, ``frontier_flop``, ``hit_year``, ``hit_flop``, ``hit`` and the frontier
   accelerator's specs ``hardware_*``;
 * ``/forecast_inputs``: the propagated inputs per scenario, chain and draw (posterior draws of
   the fitted inputs, prior draws of the others);
 * root ``attrs``: id, created, code version, seed, data hash, priors and scenario texts, units
-  (:func:`forecast.store.attrs.provenance_attrs`), ``input_provenance`` (:mod:`forecast.priors.provenance`).
+  (:func:`forecast.store.attrs.provenance_attrs`), ``input_provenance``
+  (:mod:`forecast.priors.provenance`).
 
-This module builds and writes the tree; :mod:`forecast.store.reader` publishes, finds and reads it.
+This module builds and writes the tree; :mod:`forecast.store.publisher` publishes it atomically
+and :mod:`forecast.store.reader` finds and reads it.
 It imports no JAX, and xarray only where a tree is built.
 """
 
@@ -24,13 +26,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import xarray as xr
-from typing import TYPE_CHECKING
-
 if TYPE_CHECKING:  # imported lazily: resolving paths and querying must not pay for xarray
     import xarray as xr
-
 
 ENGINE = "h5netcdf"
 
@@ -90,8 +87,6 @@ UNITS = (
     "FLOP: floating-point operations; year: calendar year (fractional); "
     "bandwidth: bytes/s per direction"
 )
-
-
 WALL_DEFINITIONS = (
     "data_movement: largest training compute whose best parallel plan keeps utilization >= 80% "
     "of the small-scale maximum; latency: largest training compute feasible at any utilization "

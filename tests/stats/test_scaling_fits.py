@@ -1,5 +1,6 @@
-"""Per-law NumPyro likelihoods (forecast.stats.scaling_laws): the shortfall distribution, each law fitted
-alone on the shipped evidence tables (2 chains x 300 draws), literature checks, held-out coverage."""
+"""Per-law NumPyro likelihoods (forecast.stats.scaling_laws): the shortfall distribution, each law
+fitted alone on the shipped evidence tables (2 chains x 300 draws, forecast.analyses.law_holdout),
+literature checks, held-out coverage."""
 
 from __future__ import annotations
 
