@@ -8,7 +8,7 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
 * ``fit-joint`` - NUTS fit of the joint model (trends and scaling laws); one per distinct set of
   fit priors (scenarios that only change propagation inputs, or replace a fitted input with a
   what-if, share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
-  hardware.csv, frontier_runs.csv, model_shapes.csv and scaleup_domains.csv), ``trend_priors``
+  hardware.csv, frontier_runs.csv, model_shapes.csv and scaleup_domains.csv), ``fit_priors``
   (canonical JSON of the trend priors and the base file's priors of the fitted law parameters,
   :func:`forecast.inference.fit.fit_key`), ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256
   of the forecast package's model code, see :func:`forecast.store.identity.code_hash`).  The
@@ -110,7 +110,7 @@ def fit_task(
     prior_set: Any,
     *,
     data_hash: str,
-    trend_priors: str,
+    fit_priors: str,
     chains: int,
     draws: int,
     seed: int,
@@ -407,7 +407,7 @@ def refresh_forecast(
                     inputs,
                     prior_set,
                     data_hash=inputs.data_hash,
-                    trend_priors=tk,
+                    fit_priors=tk,
                     chains=chains,
                     draws=draws,
                     seed=seed,

@@ -1,7 +1,7 @@
 """The walls service: both walls of one accelerator, and its utilization-vs-compute curve.
 
 The one place that turns "accelerator X, a run of D days at precision P" into walls.  Used by
-``wallcast walls`` and ``wallcast curve``, by the report's per-accelerator section and (later) by
+``wallcast walls`` and ``wallcast curve``, by the report's per-accelerator section and by
 the HTTP API.  Every function takes plain hashable arguments (an accelerator name or table row,
 numbers, strings, a table path) and returns a plain JSON-ready record (floats, ints, strings,
 lists, ``None``); nothing here prints or formats.

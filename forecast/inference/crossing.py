@@ -1,7 +1,7 @@
 """When the frontier run reaches a wall: array functions (NumPy only, no JAX).
 
-Layered as in arviz-stats: ``first_crossing`` works on plain arrays; the dataset layer calls it
-on xarray variables.
+Layered as in arviz-stats: ``first_crossing`` works on plain arrays (the propagation and the
+frozen-hardware analysis pass it NumPy arrays of log10 FLOP per year).
 """
 
 from __future__ import annotations

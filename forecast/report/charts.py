@@ -2,7 +2,7 @@
 
 Every function returns a :class:`matplotlib.figure.Figure` whose axes are labelled with units;
 ``scale`` enlarges the text for slides.  Colours: the Okabe–Ito palette of ``wallcast curve``.
-All the charts stay in this one module (about 770 lines) so that they share one style
+All the charts stay in this one module so that they share one style
 context, palette and label vocabulary; each chart is one self-contained function.
 
 One concept: the figures of the report and deck, drawn in one matplotlib style.

@@ -181,7 +181,7 @@ def test_fit_cache_key_follows_data_priors_settings_and_code_not_dataframes():
         "inputs": object(),  # unhashable by design: must be excluded
         "prior_set": object(),
         "data_hash": "a" * 64,
-        "trend_priors": "{}",
+        "fit_priors": "{}",
         "chains": 4,
         "draws": 400,
         "seed": 3,
@@ -189,7 +189,7 @@ def test_fit_cache_key_follows_data_priors_settings_and_code_not_dataframes():
     }
     key = inputs_policy.compute_key(None, base, {})
     assert key == inputs_policy.compute_key(None, {**base, "inputs": object()}, {})
-    for field, value in [("data_hash", "b" * 64), ("trend_priors", "{1}"), ("draws", 500)]:
+    for field, value in [("data_hash", "b" * 64), ("fit_priors", "{1}"), ("draws", 500)]:
         assert inputs_policy.compute_key(None, {**base, field: value}, {}) != key
     assert inputs_policy.compute_key(None, {**base, "code": "d"}, {}) != key
 
