@@ -446,8 +446,9 @@ def refresh_forecast(
         base_fit = next(iter(fitted.values()))
         logger.info("tasks: " + ", ".join(f"{k}={v}" for k, v in states.items()))
 
-        fingerprint = forecast_job.fingerprint_of(
+        fingerprint = store.inputs_fingerprint(
             inputs,
+            list(inputs.scenarios),
             seed=seed,
             chains=chains,
             draws=draws,

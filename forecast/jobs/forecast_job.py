@@ -2,7 +2,7 @@
 
 The steps are :func:`load_inputs` (:mod:`forecast.data.inputs`), :func:`fit`
 (:mod:`forecast.inference.fit`), :func:`propagate_scenario` (:mod:`forecast.inference.propagate`)
-and :func:`assemble` (here), with :func:`fit_key` and :func:`fingerprint_of` for caching and
+and :func:`assemble` (here), with :func:`fit_key` (and :func:`forecast.store.inputs_fingerprint`) for caching and
 skipping: this module is the job's one interface, which the Prefect flow wraps step by step as
 tasks. No step writes outside what it returns (:func:`forecast.store.publish_forecast`
 publishes). Folders default to the resolvers of :mod:`forecast.config.paths`.
@@ -15,7 +15,6 @@ import json
 import pandas as pd
 import xarray as xr
 
-from forecast import store
 from forecast.data.inputs import Inputs, load_inputs, scenario_path
 from forecast.inference.fit import fit, fit_key
 from forecast.inference.propagate import propagate_scenario, thinning_step
@@ -26,7 +25,6 @@ from forecast.store.schema import build_tree
 __all__ = [
     "Inputs",
     "assemble",
-    "fingerprint_of",
     "fit",
     "fit_key",
     "load_inputs",
@@ -53,7 +51,7 @@ def assemble(
     ``years`` is the requested grid (None: the default), ``code`` the code hash (None: this
     process's :func:`forecast.store.identity.code_hash`) and ``propagate_draws`` the thinning target;
     all enter the run fingerprint and the id (``run_fingerprint``: already computed by the
-    caller with :func:`fingerprint_of`, for the same inputs and settings). The root attribute ``input_provenance`` says, per
+    caller with :func:`forecast.store.inputs_fingerprint`, for the same inputs and settings). The root attribute ``input_provenance`` says, per
     scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
     """
     names = list(scenario_results)
@@ -81,28 +79,3 @@ def assemble(
     attrs["propagated_draws_per_chain"] = int(forecast.sizes["draw"])
     attrs["propagation_thinning"] = thinning_step(chains, draws, propagate_draws)
     return build_tree(fit_tree, forecast, sampled, attrs), attrs["id"]
-
-
-def fingerprint_of(
-    inputs: Inputs,
-    *,
-    seed: int,
-    chains: int,
-    draws: int,
-    years: list[float] | None,
-    code: str,
-    propagate_draws: int | None,
-) -> str:
-    """The run fingerprint of a forecast of ``inputs`` (every scenario) with these settings: what
-    the refresh flow compares with the forecast ``latest`` names and hands to :func:`assemble`."""
-    return store.fingerprint(
-        data_hash=inputs.data_hash,
-        priors_text=inputs.priors.text,
-        scenario_texts={n: ps.text for n, ps in inputs.scenarios.items()},
-        seed=seed,
-        chains=chains,
-        draws=draws,
-        years=years,
-        code=code,
-        propagate_draws=propagate_draws,
-    )

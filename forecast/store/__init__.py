@@ -27,7 +27,14 @@ from __future__ import annotations
 
 from forecast.config.filelock import LockBusyError, exclusive_lock
 from forecast.store.attrs import provenance_attrs, read_priors, recorded_data_dir
-from forecast.store.identity import code_hash, digest, fingerprint, forecast_id, now_utc
+from forecast.store.identity import (
+    code_hash,
+    digest,
+    fingerprint,
+    forecast_id,
+    inputs_fingerprint,
+    now_utc,
+)
 from forecast.store.layout import (
     FORECAST_FILE,
     FORECAST_GROUP,
@@ -85,6 +92,7 @@ __all__ = [
     "exclusive_lock",
     "fingerprint",
     "forecast_id",
+    "inputs_fingerprint",
     "latest_forecast_path",
     "load_forecast",
     "load_forecast_group",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from forecast import __version__
 from forecast.config import paths
 from forecast.config.platform import platform_json
-from forecast.store.identity import code_hash, fingerprint, forecast_id, now_utc
+from forecast.store.identity import code_hash, forecast_id, inputs_fingerprint, now_utc
 from forecast.store.schema import UNITS, WALL_DEFINITIONS
 
 if TYPE_CHECKING:
@@ -49,10 +49,9 @@ def provenance_attrs(
     code = code_hash() if code is None else code
     created = now_utc() if created is None else created
     scenario_texts = {n: inputs.scenarios[n].text for n in scenario_names}
-    run_fp = run_fingerprint or fingerprint(
-        data_hash=inputs.data_hash,
-        priors_text=inputs.priors.text,
-        scenario_texts=scenario_texts,
+    run_fp = run_fingerprint or inputs_fingerprint(
+        inputs,
+        scenario_names,
         seed=seed,
         chains=chains,
         draws=draws,

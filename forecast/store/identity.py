@@ -91,6 +91,33 @@ def fingerprint(
     )
 
 
+def inputs_fingerprint(
+    inputs: Any,
+    scenario_names: Sequence[str],
+    *,
+    seed: int,
+    chains: int,
+    draws: int,
+    years: Sequence[float] | None,
+    code: str,
+    propagate_draws: int | None,
+) -> str:
+    """The :func:`fingerprint` of a forecast of ``inputs`` (a :class:`forecast.data.inputs.Inputs`)
+    over the scenarios ``scenario_names``: what the refresh flow compares with the forecast
+    ``latest`` names, and what :func:`forecast.store.attrs.provenance_attrs` records."""
+    return fingerprint(
+        data_hash=inputs.data_hash,
+        priors_text=inputs.priors.text,
+        scenario_texts={n: inputs.scenarios[n].text for n in scenario_names},
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        years=years,
+        code=code,
+        propagate_draws=propagate_draws,
+    )
+
+
 def forecast_id(created: datetime, run_fingerprint: str) -> str:
     """``YYYYMMDDTHHMMSSZ-<8 hex>``: sortable by time, the hex from the run fingerprint."""
     return f"{created.strftime('%Y%m%dT%H%M%SZ')}-{run_fingerprint[:8]}"
