@@ -329,12 +329,16 @@ def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
 
 
 def _loaded_after(imports: str, libraries: tuple[str, ...]) -> list[str]:
+    import json
     import subprocess
     import sys
 
-    code = f"import sys, {imports}; print(sorted(m for m in {libraries!r} if m in sys.modules))"
+    code = (
+        f"import json, sys, {imports}; "
+        f"print(json.dumps(sorted(m for m in {libraries!r} if m in sys.modules)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return eval(out.stdout)  # a list of names printed by the line above
+    return json.loads(out.stdout)
 
 
 def test_reading_commands_import_neither_jax_nor_xarray():

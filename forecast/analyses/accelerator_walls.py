@@ -144,7 +144,8 @@ def _search(hw: Hardware, a: Assumptions) -> Walls:
     """
     init_jax()
 
-    return _physics()[2].find_walls(hw, a)
+    _, _, search = _physics()
+    return search.find_walls(hw, a)
 
 
 def _beyond_grid_note(label: str, log10_flop: float) -> str | None:
@@ -193,6 +194,7 @@ def walls_record(
             raise WallsInputError(f"unknown assumption fields {unknown}")
         a = a._replace(**{k: float(v) for k, v in assumptions.items()})
     w = _search(hw, a)
+    _, _, search = _physics()
     dm, lat = float(w.data_movement_wall_log10_flop), float(w.latency_wall_log10_flop)
     grid_notes = [
         n
@@ -208,7 +210,7 @@ def walls_record(
         "duration_days": duration_days,
         "moe_experts": moe_experts,
         "moe_active_experts": moe_active_experts,
-        "utilization_threshold": _physics()[2].UTILIZATION_THRESHOLD,
+        "utilization_threshold": search.UTILIZATION_THRESHOLD,
         "max_utilization": float(w.max_utilization),
         "data_movement_wall_flop": None if math.isinf(dm) else 10.0**dm,
         "data_movement_wall_log10_flop": _finite_or_none(dm),
@@ -292,7 +294,8 @@ def curve_record(
     )
     hw, a, _ = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
     grid = np.round(np.arange(lo, hi + 1e-9, step_log10), 4)
-    c = _physics()[2].utilization_curve(hw, a, grid)
+    _, _, search = _physics()
+    c = search.utilization_curve(hw, a, grid)
     feasible = np.asarray(c.feasible)
     utilization = np.asarray(c.utilization)
     keys = ("accelerator", "precision", "duration_days", "moe_experts", "moe_active_experts")

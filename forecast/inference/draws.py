@@ -14,6 +14,7 @@ import xarray as xr
 from numpyro.infer import Predictive
 
 from forecast.config.runtime import exclusive, init_jax
+from forecast.config.settings import DEFAULT_DRAWS
 from forecast.stats.trends import (
     FrontierObservations,
     HardwareObservations,
@@ -80,7 +81,7 @@ def prior_predictive(
     frontier: FrontierObservations | None,
     *,
     rng_key: jax.Array,
-    num_samples: int = 1000,
+    num_samples: int = DEFAULT_DRAWS,
 ) -> dict[str, np.ndarray]:
     """Draws of parameters and of ``log10_value``/``log10_compute`` from the prior.
 

@@ -42,7 +42,7 @@ from numpyro.infer import MCMC, NUTS, Predictive
 from forecast import __version__
 from forecast.config.platform import platform_json
 from forecast.config.runtime import exclusive, init_jax
-from forecast.config.settings import default_warmup
+from forecast.config.settings import DEFAULT_DRAWS, default_warmup
 from forecast.data.evidence import load_model_shapes, load_scaleup_domains
 from forecast.data.inputs import Inputs
 from forecast.inference.draws import _FIXED_SLOPE_DIMS, PREDICTIVE_SITES
@@ -117,8 +117,8 @@ def fit_joint(
     *,
     rng_key: jax.Array,
     num_chains: int = 4,
-    num_warmup: int = 1000,
-    num_samples: int = 1000,
+    num_warmup: int = DEFAULT_DRAWS,
+    num_samples: int = DEFAULT_DRAWS,
     chain_method: str = "vectorized",
     target_accept_prob: float = TARGET_ACCEPT_PROB,
     progress_bar: bool = False,
@@ -263,8 +263,8 @@ def fit_observations(
     *,
     rng_key: jax.Array,
     num_chains: int = 4,
-    num_warmup: int = 1000,
-    num_samples: int = 1000,
+    num_warmup: int = DEFAULT_DRAWS,
+    num_samples: int = DEFAULT_DRAWS,
     chain_method: str = "vectorized",
     target_accept_prob: float = 0.9,
     progress_bar: bool = False,

@@ -8,6 +8,8 @@ of ~40 R-hats reached 1.012 on an AVX2 machine with a seed that passed on an AVX
 seed. Tests that check the gate itself use deliberately unconverged fits instead.
 """
 
-GATED_CHAINS = 4
-GATED_DRAWS = 1000
+from forecast.config.settings import DEFAULT_CHAINS, DEFAULT_DRAWS
+
+GATED_CHAINS = DEFAULT_CHAINS
+GATED_DRAWS = DEFAULT_DRAWS
 GATED_SEED = 3

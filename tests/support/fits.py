@@ -9,6 +9,7 @@ import numpyro  # noqa: F401  (a plain import first: see below)
 import pandas as pd
 import xarray as xr
 
+from forecast.config.settings import DEFAULT_DRAWS
 from forecast.inference.fit import fit_observations
 from forecast.stats.trends import (
     TrendPriors,
@@ -24,8 +25,8 @@ def fit_trends(
     *,
     rng_key: jax.Array,
     num_chains: int = 4,
-    num_warmup: int = 1000,
-    num_samples: int = 1000,
+    num_warmup: int = DEFAULT_DRAWS,
+    num_samples: int = DEFAULT_DRAWS,
     chain_method: str = "vectorized",
     target_accept_prob: float = 0.9,
     progress_bar: bool = False,
