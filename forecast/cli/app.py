@@ -75,6 +75,11 @@ def check_positive(value: float, option: str) -> None:
         raise typer.BadParameter(f"must be a positive number, got {value}", param_hint=option)
 
 
+def check_finite(value: float, option: str) -> None:
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number, got {value}", param_hint=option)
+
+
 def json_clean(x: Any) -> Any:
     """NaN/inf -> None, recursively (strict JSON)."""
     if isinstance(x, float):

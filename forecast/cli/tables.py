@@ -95,16 +95,34 @@ def latency_wall_text(
     layer_exponent: float,
     params: float,
     flop: float,
+    *,
+    batch_exponent: float,
+    batch_ref_params: float,
+    wall_batch: float | None,
 ) -> str:
-    """``wallcast latency-wall``: the closed form's inputs and its two numbers."""
-    return "\n".join(
-        [
-            f"Latency wall (t_L = {t_layer_us:g} µs/layer, B = {sci(batch_tokens, 2)} tokens, "
-            f"T = {duration_days:g} days, L = {layer_coef:g}·N^{layer_exponent:g}):",
-            f"  largest model:     {sci(params, 2)} parameters",
-            f"  training compute:  {sci(flop, 2)} FLOP",
-        ]
+    """``wallcast latency-wall``: the closed form's inputs and its numbers."""
+    if batch_exponent == 0.0:
+        batch = f"B = {sci(batch_tokens, 2)} tokens (fixed)"
+    else:
+        batch = (
+            f"B = {sci(batch_tokens, 2)}·(N/{sci(batch_ref_params, 2)})^{batch_exponent:g} tokens"
+        )
+    head = (
+        f"Latency wall (t_L = {t_layer_us:g} µs/layer, {batch}, "
+        f"T = {duration_days:g} days, L = {layer_coef:g}·N^{layer_exponent:g}):"
     )
+    if wall_batch is None:
+        return "\n".join(
+            [head, "  no latency wall: the batch grows at least as fast as the serial work"]
+        )
+    lines = [
+        head,
+        f"  largest model:     {sci(params, 2)} parameters",
+        f"  training compute:  {sci(flop, 2)} FLOP",
+    ]
+    if batch_exponent != 0.0:
+        lines.append(f"  batch at the wall: {sci(wall_batch, 2)} tokens")
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------- forecast

@@ -7,12 +7,13 @@ JAX and the model are imported inside the commands (``import forecast.cli`` stay
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from forecast.cli.app import app, check_positive, reports_errors
+from forecast.cli.app import app, check_finite, check_positive, reports_errors
 from forecast.cli.options import (
     AcceleratorOpt,
     DurationOpt,
@@ -81,7 +82,11 @@ def latency_wall(
         typer.Option("--t-layer-us", help="Minimum time per layer (forward + backward), µs."),
     ],
     batch_tokens: Annotated[
-        float, typer.Option("--batch-tokens", help="Batch size, tokens per optimizer step.")
+        float,
+        typer.Option(
+            "--batch-tokens",
+            help="Batch, tokens per optimizer step, of a model of --batch-ref-params parameters.",
+        ),
     ],
     duration_days: Annotated[
         float, typer.Option("--duration-days", help="Wall-clock length of the run, days.")
@@ -92,17 +97,33 @@ def latency_wall(
     layer_exponent: Annotated[
         float, typer.Option("--layer-exponent", help="Depth L = coef * N^exponent: exponent.")
     ] = 0.27,
+    batch_exponent: Annotated[
+        float,
+        typer.Option(
+            "--batch-exponent",
+            help="Batch B = B0 (N / N0)^exponent, as the plan model grows it; 0 = a fixed batch "
+            "(Sevilla et al.'s form).",
+        ),
+    ] = 0.36,
+    batch_ref_params: Annotated[
+        float,
+        typer.Option("--batch-ref-params", help="N0: parameters at which the batch is B0."),
+    ] = 5.6e11,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Closed-form latency wall of Sevilla et al. (2024), 'Can AI scaling continue through 2030?'.
 
-    With Chinchilla scaling (D = 20 N tokens, C = 120 N^2 FLOP) and a fixed batch, training
-    fits in T only if T >= t_L * L * D / B, which bounds N and so C.
+    With Chinchilla scaling (D = 20 N tokens, C = 120 N^2 FLOP) and a batch that grows as
+    B0 (N / N0)^exponent like the plan model's (0 = fixed), training fits in T only if
+    T >= t_L * L * D / B, which bounds N and so C.
     """
     check_positive(t_layer_us, "--t-layer-us")
     check_positive(batch_tokens, "--batch-tokens")
     check_positive(duration_days, "--duration-days")
     check_positive(layer_coef, "--layer-coef")
+    check_positive(batch_ref_params, "--batch-ref-params")
+    check_finite(batch_exponent, "--batch-exponent")
+    check_finite(layer_exponent, "--layer-exponent")
 
     # why here: the plan search imports JAX; reading commands must not
     from forecast.model.latency import latency_wall_flop, latency_wall_params
@@ -113,28 +134,48 @@ def latency_wall(
         duration_days * SECONDS_PER_DAY,
         layer_coef,
         layer_exponent,
+        20.0,
+        batch_exponent,
+        batch_ref_params,
     )
     params = float(latency_wall_params(*args))
     flop = float(latency_wall_flop(*args))
+    wall_batch = (
+        batch_tokens * (params / batch_ref_params) ** batch_exponent
+        if math.isfinite(params)
+        else None
+    )
     if json_output:
         out = {
-            "params": params,
-            "flop": flop,
+            "params": params if math.isfinite(params) else None,
+            "flop": flop if math.isfinite(flop) else None,
+            "batch_tokens_at_wall": wall_batch,
             "inputs": {
                 "t_layer_s": t_layer_us * 1e-6,
                 "batch_tokens": batch_tokens,
+                "batch_exponent": batch_exponent,
+                "batch_ref_params": batch_ref_params,
                 "duration_days": duration_days,
                 "layer_coef": layer_coef,
                 "layer_exponent": layer_exponent,
                 "tokens_per_param": 20.0,
             },
         }
-        typer.echo(json.dumps(out, indent=2))
+        typer.echo(json.dumps(out, indent=2, allow_nan=False))
         return
 
     typer.echo(
         latency_wall_text(
-            t_layer_us, batch_tokens, duration_days, layer_coef, layer_exponent, params, flop
+            t_layer_us,
+            batch_tokens,
+            duration_days,
+            layer_coef,
+            layer_exponent,
+            params,
+            flop,
+            batch_exponent=batch_exponent,
+            batch_ref_params=batch_ref_params,
+            wall_batch=wall_batch,
         )
     )
 

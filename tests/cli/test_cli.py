@@ -27,7 +27,7 @@ def test_latency_wall_reproduces_sevilla_2024():
     # t_L = 120 us/layer, B = 60M tokens, 9 months -> ~700T parameters (6.7e14), ~5.4e31 FLOP.
     res = invoke(
         "latency-wall", "--t-layer-us", "120", "--batch-tokens", "60e6",
-        "--duration-days", "274", "--json",
+        "--duration-days", "274", "--batch-exponent", "0", "--json",
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -37,11 +37,33 @@ def test_latency_wall_reproduces_sevilla_2024():
 
 def test_latency_wall_table_output():
     res = invoke(
-        "latency-wall", "--t-layer-us", "120", "--batch-tokens", "6e7", "--duration-days", "274"
-    )
+        "latency-wall", "--t-layer-us", "120", "--batch-tokens", "6e7", "--duration-days", "274",
+        "--batch-exponent", "0",
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "6.68e14 parameters" in res.stdout
     assert "5.36e31 FLOP" in res.stdout
+
+
+def test_latency_wall_grows_the_batch_by_default():
+    """Issue 22 fix (d): the batch grows as 60M (N / 5.6e11)^0.36 unless --batch-exponent says
+    otherwise.  546 us per layer is the H100 plan's time per layer at its latency wall (4.5e31,
+    tests/model/test_model_physics.py); the closed form gives it back, the batch then 7.5e8
+    tokens.  A batch growing faster than the serial work (exponent >= 1.27) has no wall."""
+    res = invoke(
+        "latency-wall", "--t-layer-us", "546", "--batch-tokens", "60e6", "--duration-days", "90",
+        "--json",
+    )  # fmt: skip
+    out = json.loads(res.stdout)
+    assert out["flop"] == pytest.approx(4.52e31, rel=0.01)
+    assert out["batch_tokens_at_wall"] == pytest.approx(7.45e8, rel=0.01)
+    assert out["inputs"]["batch_exponent"] == 0.36
+    res = invoke(
+        "latency-wall", "--t-layer-us", "546", "--batch-tokens", "60e6", "--duration-days", "90",
+        "--batch-exponent", "1.5",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "no latency wall" in res.stdout
 
 
 @pytest.fixture(scope="module")

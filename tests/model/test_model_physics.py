@@ -181,3 +181,31 @@ def test_plan_at_wall_reports_the_microbatches_the_plan_uses():
     b, dp = w.plan_at_wall["microbatch_tokens"], w.plan_at_wall["data_parallel"]
     assert dp * m * b == pytest.approx(float(shape.batch_tokens), rel=1e-9)
     assert not np.isclose(m, round(m))  # the old int() truncation would have lost this
+
+
+# ----------------------------------------------------------------------------- issue 22 fixes
+# Each test below fails on the model before issue 22 (commit c730f3d); the before -> after walls
+# are in docs/validation.md section 9.
+
+
+def test_closed_form_latency_wall_grows_the_batch_like_the_plan_model():
+    """Fix (d).  At the plan search's H100 latency wall the deadline binds: the run's time per
+    layer is t = step / L.  The closed form with that t and the plan model's batch law
+    (B = 60M (N / 5.6e11)^0.36, its default now) gives back the same wall; the old closed form
+    held B at 60M and put it 1.7 dex lower."""
+    from forecast.model.latency import latency_wall_flop
+    from forecast.model.plan import best_plan
+    from forecast.model.search import utilization_curve
+
+    wall = find_walls(H100).latency_wall_log10_flop
+    x = wall - 0.003
+    c = utilization_curve(H100, A, np.array([x]))
+    shape = model_shape(x, A)
+    res = best_plan(H100, A, shape, c.tp[0], c.pp[0], c.m[0], c.two_d[0])
+    assert bool(res.feasible)
+    t_layer = float(res.step_time_s) / float(shape.layers)
+    coef = A.layers_ref * A.layer_ref_params ** (-A.layer_exponent)
+    closed = math.log10(float(latency_wall_flop(t_layer, 60e6, A.duration_s, coef, 0.27)))
+    assert closed == pytest.approx(x, abs=0.02)
+    fixed = math.log10(float(latency_wall_flop(t_layer, 60e6, A.duration_s, coef, 0.27, 20.0, 0.0)))
+    assert closed - fixed > 1.5
