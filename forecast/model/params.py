@@ -92,8 +92,15 @@ class Assumptions(NamedTuple):
     serial_ops_per_layer
         Serial matmul+collective steps per layer, forward and backward: 8 (4 matmuls x 2) [R].
     weight_reads_per_microbatch
-        Times each weight crosses HBM per microbatch (forward, two backward matmuls, gradient
-        accumulation): 4 [R].
+        Times each ``bytes_per_number`` weight is read from HBM per microbatch: 2, the forward
+        matmul and the activation-gradient matmul of the backward pass.  The weight-gradient
+        matmul reads activations, not weights; its result is added to the gradient buffer, which
+        costs a read and a write of ``gradient_reduce_bytes`` per parameter and microbatch
+        (Megatron-LM's FP32 ``main_grad`` accumulation).  Weight traffic per parameter and
+        microbatch is therefore ``2 p + 2 g`` bytes: 12 at BF16 with FP32 gradients, 10 at FP8.
+        [R]'s "4 weight reads" (forward, two backward matmuls, accumulation) counts every
+        crossing at ``p`` bytes, 8 bytes at BF16 and 4 at FP8, which undercounts the FP32
+        accumulation this model assumes everywhere else (issue 22, fix a).
     hbm_efficiency
         Fraction of peak HBM bandwidth that streaming kernels reach: 0.85.  Jia et al. 2018
         ("Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", arXiv 1804.06826)
@@ -148,7 +155,7 @@ class Assumptions(NamedTuple):
     intra_domain_hop_s: Any = 0.6e-6
     inter_domain_hop_s: Any = 5.0e-6
     serial_ops_per_layer: Any = 8.0
-    weight_reads_per_microbatch: Any = 4.0
+    weight_reads_per_microbatch: Any = 2.0
     optimizer_bytes_per_param: Any = 12.0
     activation_bytes_per_token_dim: Any = 34.0
     memory_fraction: Any = 0.9

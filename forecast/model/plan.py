@@ -8,8 +8,10 @@ Schneider-Joseph 2024 [P]).
 Per layer and microbatch, on one accelerator, each phase costs the largest of
 
 * arithmetic   ``6 (N/L) b / (tp H u_max)``;
-* HBM          weights read ``weight_reads`` times plus activation traffic, at ``hbm_efficiency``
-  of the peak bandwidth;
+* HBM          weights read ``weight_reads_per_microbatch`` times (forward and activation-gradient
+  matmuls, ``p`` bytes each), the gradient accumulation buffer read and written once (``g``
+  bytes each, FP32 by default) plus activation traffic, at ``hbm_efficiency`` of the peak
+  bandwidth;
 * tensor comm  1D: per layer 4 all-gathers and 4 reduce-scatters of ``b d p`` bytes (sequence
   parallelism, Korthikanti et al. 2022: two of each forward, two backward), i.e. 8 one-pass
   collectives on the 8 serial matmul steps; 2D: all-gathers/reduce-scatters on both mesh axes;
@@ -166,7 +168,10 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
         "tp": tp,
         # per active parameter of a layer, per d_model^2, per d_model (s per token)
         "arith_per_layer_param": 6.0 / (tp * hw.flops * a.max_utilization),
-        "hbm0_per_d2": a.weight_reads_per_microbatch * p * 12.0 / (tp * hbm_rate),
+        # per microbatch: weights read (p bytes each time), gradient buffer read and written
+        "hbm0_per_d2": (a.weight_reads_per_microbatch * p + 2.0 * a.gradient_reduce_bytes)
+        * 12.0
+        / (tp * hbm_rate),
         "hbm1_per_d": p * (act_full + 60.0 / tp) / hbm_rate,
         "comm_per_d": comm,
         "send_per_d": 2.0 * p / (tp * w_out),  # times d / layers per stage, with a pipeline

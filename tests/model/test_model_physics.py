@@ -188,6 +188,24 @@ def test_plan_at_wall_reports_the_microbatches_the_plan_uses():
 # are in docs/validation.md section 9.
 
 
+@pytest.mark.parametrize(
+    ("bytes_per_number", "bytes_per_param"),
+    [(2.0, 2 * 2.0 + 2 * 4.0), (1.0, 2 * 1.0 + 2 * 4.0)],  # BF16: 12 (was 8); FP8: 10 (was 4)
+)
+def test_weight_traffic_counts_the_fp32_gradient_accumulation(bytes_per_number, bytes_per_param):
+    """Fix (a).  Per microbatch each weight is read twice (forward and activation-gradient
+    matmuls, p bytes each) and the FP32 gradient buffer is read and written once (Megatron-LM's
+    main_grad, 4 bytes each way): 2 p + 2 g bytes per held parameter, 12 d^2 / tp of them per
+    layer, at 85 % of the HBM peak.  [R]'s 4 p (8 bytes at BF16, 4 at FP8) left out the
+    accumulation's FP32 width."""
+    a = A._replace(bytes_per_number=bytes_per_number)
+    shape = model_shape(26.0, a)
+    t = plan_terms(H100, a, shape, 8.0, 4.0, 16.0, False)
+    d = float(shape.d_model)
+    expected = bytes_per_param * 12.0 * d**2 / 8.0 / (3.35e12 * 0.85)
+    assert float(t["hbm0"]) == pytest.approx(expected, rel=1e-12)
+
+
 def test_closed_form_latency_wall_grows_the_batch_like_the_plan_model():
     """Fix (d).  At the plan search's H100 latency wall the deadline binds: the run's time per
     layer is t = step / L.  The closed form with that t and the plan model's batch law
