@@ -14,7 +14,8 @@ Per layer and microbatch, on one accelerator, each phase costs the largest of
   bandwidth;
 * tensor comm  1D: per layer 4 all-gathers and 4 reduce-scatters of ``b d p`` bytes (sequence
   parallelism, Korthikanti et al. 2022: two of each forward, two backward), i.e. 8 one-pass
-  collectives on the 8 serial matmul steps; 2D: all-gathers/reduce-scatters on both mesh axes;
+  collectives on the 8 serial matmul steps; 2D: all-gathers/reduce-scatters on both mesh axes,
+  the backward pass moving as much as the forward (the weight gradient needs no collective);
   over a **hierarchical** network: inside the scale-up domain at scale-up speed, across domains on
   the accelerator's NIC share;
 * pipeline sends of the activation (forward) and its gradient (backward), ``2 b d p / tp`` bytes
@@ -135,13 +136,17 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
     r1, k1 = _group_layout(tp, domain)
     comm_1d = 8.0 * p * _collective_time_per_byte(r1, k1, w_up, w_out, 1.0)
     lat_1d = jnp.where(tp > 1.0, collective_latency(r1, k1, a, 1.0), 0.0)
-    # 2D: per axis, gathers/scatters of 24 b d p / g bytes per layer; axis A fills the domain
-    # first.  Each serial step gathers on one axis and scatters on the other (one pass each).
+    # 2D: each matmul gathers its input over one axis and reduce-scatters its output over the
+    # other, b (d_in + d_out) p / g bytes: forward 16 b d p / g per layer (QKV d -> 3d, output
+    # d -> d, MLP d -> 4d -> d), 8 per axis.  The backward pass does the same for the activation
+    # gradient; the weight gradient multiplies operands already gathered and needs no collective
+    # (as in 1D).  So 16 b d p / g per axis and layer; axis A fills the domain first.  Each
+    # serial step gathers on one axis and scatters on the other (one pass each).
     ra, ka = _group_layout(g, domain)
     rb = jnp.clip(domain / ra, 1.0, g)
     kb = g / rb
     comm_2d = (
-        24.0
+        16.0
         * p
         / g
         * (

@@ -206,6 +206,28 @@ def test_weight_traffic_counts_the_fp32_gradient_accumulation(bytes_per_number, 
     assert float(t["hbm0"]) == pytest.approx(expected, rel=1e-12)
 
 
+def test_two_d_backward_moves_as_much_as_the_forward():
+    """Fix (b).  2D (g x g mesh, g = 4, both axes inside one domain): each matmul gathers its
+    input over one axis and reduce-scatters its output over the other, b (d_in + d_out) p / g
+    bytes; summed over QKV (d -> 3d), output (d -> d), MLP (d -> 4d -> d) that is 16 b d p / g
+    forward.  The backward pass repeats it for the activation gradient and the weight gradient
+    needs no collective, as in the 1D count: 32 b d p / g per layer, each byte at (g-1)/g of the
+    scale-up link (80 % efficient).  The old count charged the backward twice the forward
+    (48 b d p / g)."""
+    big_domain = H100._replace(scaleup_domain_size=1024.0)
+    shape = model_shape(26.0, A)
+    t = plan_terms(big_domain, A, shape, 16.0, 1.0, 1.0, True)
+    p, d, g = 2.0, float(shape.d_model), 4.0
+    per_token = 32.0 * d * p / g * ((g - 1.0) / g) / (0.8 * 4.5e11)
+    assert float(t["comm"]) == pytest.approx(per_token, rel=1e-12)
+    # the same bytes as 1D sequence parallelism moves per layer, 8 b d p, times 4 / g: a 2D mesh
+    # of 16 ranks moves fewer bytes per accelerator than a 1D group of 16
+    one_d = plan_terms(big_domain, A, shape, 16.0, 1.0, 1.0, False)
+    assert float(t["comm"]) / float(one_d["comm"]) == pytest.approx(
+        (32.0 / g * 3.0 / 4.0) / (8.0 * 15.0 / 16.0), rel=1e-12
+    )
+
+
 def test_closed_form_latency_wall_grows_the_batch_like_the_plan_model():
     """Fix (d).  At the plan search's H100 latency wall the deadline binds: the run's time per
     layer is t = step / L.  The closed form with that t and the plan model's batch law
