@@ -165,8 +165,9 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
     r_ep = jnp.clip(domain / tp, 1.0, experts)
     a2a_per_byte = (r_ep - 1.0) / experts / w_up + (experts - r_ep) / experts / w_out
     comm = comm + jnp.where(moe, 4.0 * active * p / tp * a2a_per_byte, 0.0)
+    # Each all-to-all is one pass (every rank sends its share to every other once).
     latency = latency + jnp.where(
-        moe, 4.0 * (a.kernel_latency_s + allreduce_latency(r_ep, experts / r_ep, a)), 0.0
+        moe, 4.0 * (a.kernel_latency_s + collective_latency(r_ep, experts / r_ep, a, 1.0)), 0.0
     )
     r_dp = jnp.maximum(domain / tp, 1.0)
     return {

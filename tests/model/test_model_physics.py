@@ -228,6 +228,19 @@ def test_two_d_backward_moves_as_much_as_the_forward():
     )
 
 
+def test_moe_all_to_all_latency_is_one_pass():
+    """Fix (c).  Four all-to-alls per layer (dispatch and combine, forward and backward), each
+    one pass over the expert group: 64 experts, tp = 1, 8 per H100 domain -> log2(8) NVLink hops
+    + log2(8) network hops = 6.8 + 3 x 0.6 + 3 x 5.0 = 23.6 us, plus a kernel (4.5 us).  The old
+    charge was a two-pass all-reduce (40.4 us)."""
+    moe = A._replace(moe_experts=64.0, moe_active_experts=2.0)
+    shape = model_shape(26.0, moe)
+    with_moe = plan_terms(H100, moe, shape, 1.0, 1.0, 1.0, False)
+    dense = plan_terms(H100, A, model_shape(26.0, A), 1.0, 1.0, 1.0, False)
+    extra = float(with_moe["latency"]) - float(dense["latency"])
+    assert extra == pytest.approx(4.0 * (4.5 + 6.8 + 3 * 0.6 + 3 * 5.0) * US, rel=1e-12)
+
+
 def test_closed_form_latency_wall_grows_the_batch_like_the_plan_model():
     """Fix (d).  At the plan search's H100 latency wall the deadline binds: the run's time per
     layer is t = step / L.  The closed form with that t and the plan model's batch law
