@@ -114,26 +114,34 @@ def test_shallower_models_push_the_latency_wall_out(h100_walls, override, min_la
     assert lat > h100_walls.latency_wall_log10_flop + min_latency_shift_dex
 
 
-def test_shallower_models_pull_the_data_movement_wall_in(h100_walls):
-    """Not [P]'s direction, and why (docs/validation.md, issue 11): the binding cost at the
-    H100 wall is the FP32 gradient all-reduce of the stage that runs the last backward pass,
-    which nothing hides (tests/model/test_pipeline_schedule.py).  Its volume is the stage's share
-    N / (pp tp), and pp <= L: the default model (~300 layers at 3e28 FLOP) takes pp = 256, the
-    half-depth model (~150 layers) only pp = 128, so twice the gradient bytes per accelerator.
-    Measured: 3.1e28 -> 2.5e28 FLOP (-0.08 dex); the plan at the wall halves its pipeline."""
-    w = find_walls(H100, assumptions_with(layers_ref=59.9))
-    assert w.data_movement_wall_log10_flop < h100_walls.data_movement_wall_log10_flop - 0.05
-    assert w.plan_at_wall["pipeline_parallel"] < h100_walls.plan_at_wall["pipeline_parallel"]
-    shape = model_shape(w.data_movement_wall_log10_flop, assumptions_with(layers_ref=59.9))
+def test_half_depth_models_push_the_data_movement_wall_out(h100_walls):
+    """[P]'s direction, restored by issue 22's fix (b).  At the H100 wall (309 layers, tp 64 2D,
+    pp 256) the stage that runs the last backward pass waits for its FP32 gradient all-reduce,
+    whose volume is the stage's share N / (pp tp), and pp <= L.  A half-depth model (169 layers)
+    can only take pp = 128, but its wider layers let the 2D mesh grow to tp 128 at the same
+    tensor traffic per FLOP, so the stage's share stays the same and the thinner pipeline costs
+    less: 2.2e28 -> 4.4e28 FLOP (+0.30 dex, measured).  Before fix (b) 2D meshes paid 1.5x their
+    traffic, tp could not grow, and half depth pulled the wall in (-0.08 dex, issue 11).  The
+    milder exponent 0.21 (246 layers at the wall) still halves pp and moves the wall -0.07 dex:
+    depth matters in steps of a power-of-two pipeline (docs/validation.md section 9)."""
+    half = assumptions_with(layers_ref=59.9)
+    w = find_walls(H100, half)
+    assert w.data_movement_wall_log10_flop > h100_walls.data_movement_wall_log10_flop + 0.15
+    shape = model_shape(w.data_movement_wall_log10_flop, half)
     assert w.plan_at_wall["pipeline_parallel"] <= float(shape.layers)
+    assert w.plan_at_wall["tensor_parallel"] > h100_walls.plan_at_wall["tensor_parallel"]
+    milder = find_walls(H100, assumptions_with(layer_exponent=0.21))
+    moved = milder.data_movement_wall_log10_flop - h100_walls.data_movement_wall_log10_flop
+    assert abs(moved) < 0.15
 
 
 def test_closed_form_latency_wall_matches_sevilla():
     """[R]: t_L = 120 us/layer, B = 60M tokens, T = 9 months (274 days) -> ~700T params and
     ~6e31 FLOP; the closed form gives 6.7e14 params and 5.4e31 FLOP."""
     t = 274 * 86_400.0
-    n = float(latency_wall_params(120e-6, 60e6, t))
-    c = float(latency_wall_flop(120e-6, 60e6, t))
+    fixed_batch = {"batch_exponent": 0.0}  # [R]'s form; the default grows B as the plan model
+    n = float(latency_wall_params(120e-6, 60e6, t, **fixed_batch))
+    c = float(latency_wall_flop(120e-6, 60e6, t, **fixed_batch))
     assert n == pytest.approx(6.7e14, rel=0.02)
     assert c == pytest.approx(5.4e31, rel=0.02)
     # Consistency: the run exactly fills T at the wall, T = t_L L D / B.
@@ -210,7 +218,9 @@ def _hand_terms(hw: Hardware, a: Assumptions, log10_c: float, m: float = 1.0):
     p = a.bytes_per_number
     hbm = hw.hbm_bandwidth * 0.85  # streaming kernels reach ~85 % of peak HBM bandwidth
     arith = 6.0 * n_layer / (hw.flops * a.max_utilization)  # s per token
-    hbm0 = 4.0 * p * n_layer / hbm  # weights read 4 times per microbatch
+    # per microbatch: weights read twice (forward, activation gradient) at p bytes, the FP32
+    # gradient buffer read and written once (issue 22 fix a): 2 p + 2 x 4 bytes per parameter
+    hbm0 = (2.0 * p + 2.0 * 4.0) * n_layer / hbm
     hbm1 = p * d * (12.0 + 60.0) / hbm  # activations, s per token
     # DP gradient all-reduce in FP32 (4 bytes): 8 replicas per NVLink domain reduce first, then
     # the NIC; one bucket per layer, each paying a tree all-reduce latency over B / m ranks at
@@ -276,14 +286,14 @@ def test_small_plan_approaches_max_utilization_with_gradient_accumulation():
 
 
 def test_hbm_balance_microbatch():
-    """Arithmetic time equals HBM time at b* = hbm0 / (arith - hbm1): with weights read
-    ``weight_reads`` = 4 times, b* = 4 p (N/L) / W_eff / (6 (N/L) / (H u) - 72 p d / W_eff)."""
+    """Arithmetic time equals HBM time at b* = hbm0 / (arith - hbm1): with 2 p + 2 g = 12 bytes
+    of weight traffic per parameter, b* = 12 (N/L) / W_eff / (6 (N/L) / (H u) - 72 p d / W_eff)."""
     a = Assumptions()
     n, layers, arith, hbm0, hbm1, dp_sync, latency, opt = _hand_terms(H100, a, SMALL)
     b_star = hbm0 / (arith - hbm1)
-    # Close to B_MIN scaled by the weight reads, u_max and the HBM efficiency:
-    # 4 p H u / (6 W 0.85) ~ 325 tokens.
-    assert 290.0 < b_star < 390.0
+    # Close to B_MIN scaled by the weight traffic, u_max and the HBM efficiency:
+    # 12 H u / (6 W 0.85) ~ 486 tokens (plus the activation traffic).
+    assert 480.0 < b_star < 560.0
     t = plan_terms(H100, a, model_shape(SMALL, a), 1.0, 1.0, 1.0, False)
     layer = arith * b_star
     assert hbm0 + hbm1 * b_star == pytest.approx(layer, rel=1e-12)
