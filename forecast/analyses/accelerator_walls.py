@@ -311,3 +311,88 @@ def curve_record(
         "assumptions": walls["assumptions"],
         "note": walls["note"],
     }
+
+
+def plan_record(
+    accelerator: str | Accelerator,
+    *,
+    training_flop: float,
+    tp: int,
+    pp: int,
+    dp: int,
+    sequence_length: int,
+    microbatch_sequences: int = 1,
+    cp: int = 1,
+    two_d: bool = False,
+    recompute: bool = False,
+    virtual_stages: int = 1,
+    microbatches: int | None = None,
+    duration_days: float = DEFAULT_DURATION_DAYS,
+    precision: str = DEFAULT_PRECISION,
+    moe_experts: int = 1,
+    moe_active_experts: int = 1,
+    hardware: str | Path | None = None,
+) -> dict[str, Any]:
+    """One given plan for the compute-optimal model of ``training_flop`` on one accelerator:
+    what ``wallcast plan`` prints (:func:`forecast.model.evaluate.evaluate_plan`).
+
+    Keys: ``accelerator``, ``precision``, ``duration_days``, ``training_flop``, ``model`` (its
+    parameters, layers, width, heads, tokens, the batch the law allows), ``plan`` (the integer
+    degrees as given, with the microbatch count used and the accelerators), ``feasible``,
+    ``reasons``, ``utilization``, ``step_time_s``, ``step_breakdown_s``, ``bound_by``,
+    ``memory_bytes``, ``global_batch_tokens``, ``steps``, ``run_days``, ``layers_per_stage``,
+    ``hardware``, ``assumptions``.
+    """
+    if not (training_flop > 0 and math.isfinite(training_flop)):
+        raise WallsInputError(f"training_flop must be a positive number, got {training_flop}")
+    acc = _accelerator(accelerator, hardware)
+    hw, a, notes = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
+    init_jax()
+    # why here: the plan evaluation imports JAX; reading records must not
+    from forecast.model import evaluate
+
+    model = evaluate.run_model_for_flop(math.log10(training_flop), a)
+    plan = evaluate.ParallelPlan(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        sequence_length=sequence_length,
+        microbatch_sequences=microbatch_sequences,
+        cp=cp,
+        two_d=two_d,
+        recompute=recompute,
+        virtual_stages=virtual_stages,
+        microbatches=microbatches,
+    )
+    ev = evaluate.evaluate_plan(hw, a, model, plan)
+    return {
+        "accelerator": acc.name,
+        "precision": precision,
+        "duration_days": duration_days,
+        "training_flop": training_flop,
+        "model": {**model._asdict(), "kv_dim": model.kv_dim},
+        "plan": {
+            **plan._asdict(),
+            "microbatches": ev.microbatches,
+            "microbatch_tokens": plan.microbatch_tokens,
+            "accelerators": ev.accelerators,
+            "tensor_parallel_layout": "2D" if two_d else "1D",
+        },
+        "feasible": ev.feasible,
+        "reasons": list(ev.reasons),
+        "utilization": ev.utilization,
+        "step_time_s": _finite_or_none_nan(ev.step_time_s),
+        "step_breakdown_s": dict(ev.step_breakdown_s),
+        "bound_by": ev.bound_by or None,
+        "memory_bytes": dict(ev.memory_bytes),
+        "global_batch_tokens": ev.global_batch_tokens,
+        "steps": ev.steps,
+        "run_days": _finite_or_none_nan(ev.run_days),
+        "layers_per_stage": ev.layers_per_stage,
+        "hardware": {k: float(v) for k, v in hw._asdict().items()},
+        "assumptions": list(notes),
+    }
+
+
+def _finite_or_none_nan(x: float) -> float | None:
+    return x if math.isfinite(x) else None

@@ -3,6 +3,7 @@
 One module per command group, all registering on the one Typer app of :mod:`forecast.cli.app`:
 
 * :mod:`forecast.cli.walls` - ``walls``, ``latency-wall``, ``curve``;
+* :mod:`forecast.cli.plan` - ``plan`` (one given plan, evaluated);
 * :mod:`forecast.cli.refresh` - ``run``, ``ingest``, ``serve`` (the Prefect flows);
 * :mod:`forecast.cli.query` - ``query``, ``report``, ``deck``;
 * :mod:`forecast.cli.analysis` - ``sensitivity``, ``backtest``, ``analyse``;
@@ -16,7 +17,7 @@ level.  JAX, numpyro, pandas, matplotlib, xarray and ``forecast.model`` are impo
 commands that need them (a test checks that ``import forecast.cli`` leaves ``jax`` unimported).
 """
 
-from forecast.cli import analysis, api, query, refresh, walls  # noqa: F401  (register the commands)
+from forecast.cli import analysis, api, plan, query, refresh, walls  # noqa: F401  (register)
 from forecast.cli.app import EXIT_USER_ERROR, app, main
 
 __all__ = ["EXIT_USER_ERROR", "app", "main"]

@@ -12,6 +12,7 @@ from typing import Any
 
 from forecast.queries.analyses import frozen_summary
 from forecast.queries.formatting import (
+    fmt_count,
     fmt_days,
     fmt_flop,
     fmt_interval,
@@ -122,6 +123,75 @@ def latency_wall_text(
     ]
     if batch_exponent != 0.0:
         lines.append(f"  batch at the wall: {sci(wall_batch, 2)} tokens")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- plan
+
+_PARTS = (
+    ("compute", "compute"),
+    ("hbm", "HBM"),
+    ("tensor", "tensor-parallel"),
+    ("context", "context-parallel"),
+    ("pipeline", "pipeline sends"),
+    ("latency", "latency"),
+)
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.1f} GB"
+
+
+def _seconds(x: float) -> str:
+    if x >= 1.0:
+        return f"{x:.2f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.1f} ms"
+    return f"{x * 1e6:.0f} µs"
+
+
+def plan_text(r: dict[str, Any]) -> str:
+    """``wallcast plan``: one evaluated plan (a record of
+    :func:`forecast.analyses.accelerator_walls.plan_record`)."""
+    m, p = r["model"], r["plan"]
+    lines = [
+        f"{r['accelerator']}, {sci(r['training_flop'])} FLOP in {r['duration_days']:g} days "
+        f"({r['precision'].upper()})",
+        f"  model: {fmt_count(m['params'])} parameters, {m['layers']} layers, d_model "
+        f"{m['d_model']:,.0f}, {m['heads']} heads ({m['kv_heads']} K/V), {fmt_count(m['tokens'])} "
+        f"tokens; the critical batch allows {fmt_count(m['global_batch_tokens'])} tokens",
+        f"  plan: tp {p['tp']} ({p['tensor_parallel_layout']}) x pp {p['pp']}"
+        + (f" (interleaved x{p['virtual_stages']})" if p["virtual_stages"] > 1 else "")
+        + f" x dp {p['dp']} x cp {p['cp']} = {p['accelerators']:,} accelerators"
+        + ("; full recompute" if p["recompute"] else ""),
+        f"        {p['microbatches']:,} microbatches of {p['microbatch_sequences']} x "
+        f"{p['sequence_length']:,} tokens per replica and step"
+        + (f" ({p['microbatch_tokens']:,.0f} per context-parallel rank)" if p["cp"] > 1 else "")
+        + f"; batch {fmt_count(r['global_batch_tokens'])} tokens, {r['layers_per_stage']} layers "
+        "on the slowest stage",
+    ]
+    if r["feasible"]:
+        lines.append("  feasible: yes")
+    else:
+        lines.append("  feasible: no: " + "; ".join(r["reasons"]))
+    if r["step_time_s"] is None:
+        return "\n".join(lines)
+    b = r["step_breakdown_s"]
+    lines += [
+        f"  utilization (MFU): {r['utilization']:.1%}",
+        f"  step: {_seconds(r['step_time_s'])}; each layer bound by {r['bound_by']} "
+        f"({_seconds(b['layer_time'])} per layer and microbatch)",
+        "    busy per step: " + ", ".join(f"{label} {_seconds(b[key])}" for key, label in _PARTS),
+        f"    then: bubble {_seconds(b['bubble'])}, data-parallel sync {_seconds(b['data_parallel'])}"
+        f", optimizer {_seconds(b['optimizer'])}",
+    ]
+    mem = r["memory_bytes"]
+    lines.append(
+        f"  memory per accelerator: {_gb(mem['total'])} of {_gb(mem['usable'])} usable "
+        f"(weights and gradients {_gb(mem['weights_and_gradients'])}, optimizer "
+        f"{_gb(mem['optimizer'])}, activations {_gb(mem['activations'])})"
+    )
+    lines.append(f"  run: {r['steps']:,.0f} steps, {fmt_days(r['run_days'])}")
     return "\n".join(lines)
 
 

@@ -192,11 +192,43 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
     }
 
 
-def terms_at(constants: dict, a: Assumptions, shape: ModelShape, pp, m) -> dict:
+def context_parallel_constants(hw: Hardware, a: Assumptions, tp, cp) -> dict:
+    """Per-layer costs of splitting each sequence over ``cp`` context-parallel ranks.
+
+    Attention needs every earlier token's keys and values: per layer the forward pass
+    all-gathers K and V over the ``cp`` group and the backward pass reduce-scatters their
+    gradients (Megatron-LM's context parallelism, Llama 3's all-gather form: Dubey et al. 2024,
+    section 3.3.2).  Per rank with ``b`` tokens of the sequence, the gathered data is
+    ``cp b 2 d_kv p / tp`` bytes (heads sharded over tp), ``(cp - 1) / cp`` of it crossing links.
+    The group sits beside the tensor-parallel group: it fills the rest of the scale-up domain
+    first.  Returns ``comm_per_token_kv_dim`` (s per token and per unit of ``d_kv``, both
+    passes) and ``latency`` (s per layer: two one-pass collectives on the serial path).
+    """
+    tp = jnp.asarray(tp, dtype=jnp.float64)
+    cp = jnp.asarray(cp, dtype=jnp.float64)
+    w_up = hw.scaleup_bandwidth * a.collective_efficiency
+    w_out = hw.scaleout_bandwidth * a.scaleout_multiplier * a.collective_efficiency
+    r = jnp.clip(hw.scaleup_domain_size / tp, 1.0, cp)
+    k = cp / r
+    per_byte = _collective_time_per_byte(r, k, w_up, w_out, 1.0)
+    split = cp > 1.0
+    return {
+        "comm_per_token_kv_dim": jnp.where(
+            split, 2.0 * cp * 2.0 * a.bytes_per_number / tp * per_byte, 0.0
+        ),
+        "latency": jnp.where(split, 2.0 * collective_latency(r, k, a, 1.0), 0.0),
+    }
+
+
+def terms_at(
+    constants: dict, a: Assumptions, shape: ModelShape, pp, m, layers_per_stage=None
+) -> dict:
     """:func:`plan_terms` from :func:`plan_constants`, for a model ``shape`` and ``pp``, ``m``.
 
     Everything here is products and quotients of the model's size with the constants: no
     logarithm or power except the data-parallel all-reduce's domain count (it depends on m).
+    ``layers_per_stage``: the slowest stage's layer count of a plan with whole layers per stage
+    (:mod:`forecast.model.evaluate`); default ``L / pp``, the continuous relaxation.
     """
     c = constants
     tp = c["tp"]
@@ -206,7 +238,10 @@ def terms_at(constants: dict, a: Assumptions, shape: ModelShape, pp, m) -> dict:
     d = shape.d_model
     n_held = 12.0 * jnp.square(d)  # parameters per layer held by one (tp = 1) accelerator
     piped = pp > 1.0
-    layers_per_stage = shape.layers / pp
+    if layers_per_stage is None:
+        layers_per_stage = shape.layers / pp
+    else:
+        layers_per_stage = jnp.asarray(layers_per_stage, dtype=jnp.float64)
     # Pipeline sends: the activation forward and its gradient backward, b d p / tp bytes each
     # per accelerator (sequence-parallel shards), on the NIC (stages sit in different domains),
     # overlapping compute like the other data movement: a per-layer share of the slot.
@@ -215,7 +250,7 @@ def terms_at(constants: dict, a: Assumptions, shape: ModelShape, pp, m) -> dict:
     # buckets: replicas sharing a domain reduce there first.  Each bucket pays an all-reduce
     # latency over dp ranks, taken at its largest (dp = B / m, one-token microbatches): an upper
     # bound that keeps the step time affine in b (log2 dp is within ~10 of it at the walls).
-    grad_params = n_held * shape.layers / (pp * tp)
+    grad_params = n_held * layers_per_stage / tp
     terms = {
         "tp": tp,
         "pp": pp,
@@ -246,10 +281,9 @@ def terms_at(constants: dict, a: Assumptions, shape: ModelShape, pp, m) -> dict:
         # batch), activations with the microbatches in flight, min(m, pp).
         # experts' optimizer state is sharded over dp / experts replicas only
         "mem_optimizer_per_m": a.optimizer_bytes_per_param
-        * n_held
-        * shape.layers
+        * grad_params
         * experts
-        / (shape.batch_tokens * pp * tp),
+        / shape.batch_tokens,
         "mem_activation_per_microbatch": layers_per_stage
         * a.activation_bytes_per_token_dim
         * (p / 2.0)
@@ -313,9 +347,17 @@ def step_pieces(terms: dict) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
     d = terms["dp_sync"]
     piece_i = [0.0, terms["hbm0"], 0.0, terms["latency"]]
     piece_s = [terms["arith"], terms["hbm1"], terms["comm"], 0.0]
-    slots = (m + pp - 1.0) * lps
+    if "virtual_stages" in terms:
+        # Interleaved 1F1B (Narayanan et al. 2021): each rank runs v chunks of L_s / v layers,
+        # so the fill and drain take (pp - 1) chunk slots, the bubble (pp - 1) / v stage slots,
+        # and every microbatch crosses v x as many stage boundaries (overheads per chunk slot).
+        v = terms["virtual_stages"]
+        slots = (m + (pp - 1.0) / v) * lps
+        base_i = (m * v + pp - 1.0) * terms["slot_overhead"]
+    else:
+        slots = (m + pp - 1.0) * lps
+        base_i = (m + pp - 1.0) * terms["slot_overhead"]
     window = (2.0 / 3.0) * lps * (1.0 - 1.0 / n)  # backward share of the slot, times (1 - 1/n)
-    base_i = (m + pp - 1.0) * terms["slot_overhead"]
     opt = terms["optimizer_per_token"]
     pieces = []
     for pi, ps in zip(piece_i, piece_s, strict=True):

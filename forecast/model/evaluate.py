@@ -1,0 +1,308 @@
+"""One given parallel plan, evaluated: utilization, step time and its parts, memory, feasibility.
+
+The plan search (:mod:`forecast.model.search`, :mod:`forecast.model.fast`) relaxes a plan to
+continuous quantities (microbatches of any number of tokens, fractional data-parallel degrees and
+layers per stage).  This module evaluates a plan as a run would launch it, with the same step-time
+physics (:func:`forecast.model.plan.plan_constants`, :func:`~forecast.model.plan.terms_at`,
+:func:`~forecast.model.plan.step_pieces`) and integer structure:
+
+* a microbatch is ``microbatch_sequences`` whole sequences of ``sequence_length`` tokens, or one
+  sequence split over ``cp`` context-parallel ranks (each rank holds ``k S / cp`` tokens), with
+  the K/V all-gather (forward) and reduce-scatter (backward) of every layer
+  (:func:`forecast.model.plan.context_parallel_constants`);
+* whole layers per stage: the slowest stage holds ``ceil(L / (pp v)) v`` layers;
+* ``dp`` replicas of ``tp x pp x cp`` accelerators each run ``m`` microbatches per step, so the
+  global batch is ``dp m k S`` tokens;
+* options a real run uses: full activation recompute (one more forward pass: 8 N FLOP per token
+  instead of 6 N, its weight reads and tensor collectives again, and only each layer's input kept,
+  Korthikanti et al. 2022) and the interleaved 1F1B schedule with ``v`` virtual stages (bubble
+  ``(pp - 1) / v``, ``v`` times the pipeline sends, Narayanan et al. 2021).
+
+Utilization is model FLOP utilization: ``6 N`` FLOP per token (recomputation and attention not
+counted) over the accelerators' peak.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from forecast.config.runtime import require_x64
+from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
+from forecast.model.plan import (
+    context_parallel_constants,
+    exposed_gradient_sync,
+    plan_constants,
+    step_time,
+    terms_at,
+)
+from forecast.model.scaling import ModelShape, model_shape
+
+HEAD_DIM = 128  # attention head width of every large published model (Llama 3, Nemotron-4, PaLM)
+KV_HEADS = 8  # grouped-query attention: Llama 3 405B and Nemotron-4 340B use 8 KV heads
+FULL_RECOMPUTE_ACTIVATION_BYTES = 2.0
+"""Stored activation bytes per token and d_model per layer with full recomputation: the layer's
+input only (``2 s b h`` at 16 bit, Korthikanti et al. 2022, section 4), against 34 with selective
+recomputation (``Assumptions.activation_bytes_per_token_dim``)."""
+
+
+class RunModel(NamedTuple):
+    """The model a plan trains: sizes of a dense (or MoE, through ``Assumptions``) transformer."""
+
+    params: float  # N, active parameters
+    layers: int
+    d_model: float
+    heads: int
+    kv_heads: int
+    tokens: float  # D, training tokens
+    global_batch_tokens: float  # what the critical-batch law allows (a plan may use less)
+
+    @property
+    def kv_dim(self) -> float:
+        """Width of the keys (= of the values) per layer: ``kv_heads`` heads of ``d_model/heads``."""
+        return self.d_model * self.kv_heads / self.heads
+
+
+def run_model_for_flop(log10_flop: float, a: Assumptions) -> RunModel:
+    """The compute-optimal model of the scaling laws for a budget, with whole layers and heads."""
+    shape = model_shape(log10_flop, a)
+    layers = max(1, round(float(shape.layers)))
+    params = float(shape.params)
+    # width from N = (4 + 8 k) L d^2 at the whole layer count; heads of HEAD_DIM
+    d_model = math.sqrt(params / ((4.0 + 8.0 * float(a.moe_active_experts)) * layers))
+    heads = max(1, round(d_model / HEAD_DIM))
+    return RunModel(
+        params=params,
+        layers=layers,
+        d_model=d_model,
+        heads=heads,
+        kv_heads=min(KV_HEADS, heads),
+        tokens=float(shape.tokens),
+        global_batch_tokens=float(shape.batch_tokens),
+    )
+
+
+class ParallelPlan(NamedTuple):
+    """A plan as a run launches it; every degree is a whole number."""
+
+    tp: int
+    pp: int
+    dp: int
+    sequence_length: int
+    microbatch_sequences: int = 1
+    cp: int = 1
+    two_d: bool = False  # 2D tensor parallelism on a sqrt(tp) x sqrt(tp) mesh
+    recompute: bool = False  # full activation recomputation
+    virtual_stages: int = 1  # interleaved 1F1B chunks per pipeline rank
+    microbatches: int | None = None  # per replica and step; None: as many as the batch allows
+
+    @property
+    def accelerators(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def microbatch_tokens(self) -> float:
+        """Tokens of a microbatch on one rank: k whole sequences, split over the cp ranks."""
+        return self.microbatch_sequences * self.sequence_length / self.cp
+
+
+class PlanEvaluation(NamedTuple):
+    """What a plan achieves; times in seconds, memory in bytes per accelerator."""
+
+    feasible: bool
+    reasons: tuple[str, ...]  # why not, in words (empty when feasible)
+    utilization: float  # model FLOP utilization (6 N per token) of the peak, while training
+    step_time_s: float
+    step_breakdown_s: dict  # per step: compute, hbm, tensor, context, pipeline, latency, ...
+    bound_by: str  # the resource that sets the time of a layer
+    memory_bytes: dict  # weights_and_gradients, optimizer, activations, total, usable
+    accelerators: int
+    microbatches: int
+    global_batch_tokens: float
+    steps: float
+    run_days: float
+    layers_per_stage: int
+
+
+def _reason_checks(model: RunModel, plan: ParallelPlan, a: Assumptions) -> list[str]:
+    """Structural reasons a plan cannot run, before any timing."""
+    reasons = []
+    for name in ("tp", "pp", "dp", "cp", "microbatch_sequences", "virtual_stages"):
+        if getattr(plan, name) < 1:
+            reasons.append(f"{name} must be at least 1")
+    if plan.sequence_length < 1:
+        reasons.append("sequence length must be at least 1 token")
+    if plan.two_d:
+        g = math.isqrt(plan.tp)
+        if g * g != plan.tp or g < 2:
+            reasons.append(f"2D tensor parallelism needs a square tp >= 4, got {plan.tp}")
+        elif g > model.heads:
+            reasons.append(f"a {g} x {g} mesh splits {model.heads} attention heads over {g} ranks")
+    elif plan.tp > model.heads:
+        reasons.append(
+            f"1D tensor parallelism over {plan.tp} ranks exceeds the {model.heads} attention heads"
+        )
+    if plan.pp * plan.virtual_stages > model.layers:
+        reasons.append(
+            f"{plan.pp} stages x {plan.virtual_stages} chunks exceed the model's {model.layers} layers"
+        )
+    if plan.cp > plan.microbatch_sequences * plan.sequence_length:
+        reasons.append(f"cp = {plan.cp} splits a microbatch into pieces under one token")
+    if a.moe_experts > 1.0 and plan.dp * plan.cp < a.moe_experts:
+        reasons.append(
+            f"{a.moe_experts:g} experts need at least as many data-parallel ranks "
+            f"(one expert each), got dp x cp = {plan.dp * plan.cp}"
+        )
+    return reasons
+
+
+def evaluate_plan(
+    hw: Hardware, a: Assumptions, model: RunModel, plan: ParallelPlan
+) -> PlanEvaluation:
+    """Evaluate one plan for one model on one accelerator (scalars; see the module docstring).
+
+    ``a.duration_s`` is the deadline: the plan is feasible when it fits in memory, respects the
+    model's structure (heads, layers) and finishes its ``D / batch`` steps in time.
+    """
+    require_x64()
+    reasons = _reason_checks(model, plan, a)
+    k, seq, cp = plan.microbatch_sequences, plan.sequence_length, plan.cp
+    b = plan.microbatch_tokens
+    tokens_per_microbatch_group = k * seq  # one microbatch of one replica (its cp ranks)
+    if plan.microbatches is None:
+        m = max(1, int(model.global_batch_tokens // (plan.dp * tokens_per_microbatch_group)))
+    else:
+        m = int(plan.microbatches)
+    batch = float(plan.dp * m * tokens_per_microbatch_group)
+    steps = model.tokens / batch
+    v = plan.virtual_stages
+    chunks = plan.pp * v
+    layers_per_stage = max(1, math.ceil(model.layers / chunks)) * v  # the slowest stage
+    if reasons and any("at least 1" in r for r in reasons):
+        return _infeasible(reasons, plan, m, batch, steps, layers_per_stage)
+
+    r = 1.0 if plan.recompute else 0.0
+    a_run = a._replace(
+        weight_reads_per_microbatch=a.weight_reads_per_microbatch + r,
+        serial_ops_per_layer=a.serial_ops_per_layer * (1.0 + r / 2.0),
+    )
+    if plan.recompute:
+        a_run = a_run._replace(activation_bytes_per_token_dim=FULL_RECOMPUTE_ACTIVATION_BYTES)
+    hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
+    c = plan_constants(hw, a_run, float(plan.tp), plan.two_d)
+    # The tensor collectives of the recomputed forward pass: 3 passes of traffic instead of 2.
+    c = {**c, "comm_per_d": c["comm_per_d"] * (1.0 + r / 2.0)}
+    # A replica of the plan model is one rank's share: dp x cp ranks hold the same weights (the
+    # gradient all-reduce and the optimizer shards span both), each with b tokens per microbatch.
+    shape = ModelShape(
+        params=jnp.float64(model.params),
+        tokens=jnp.float64(model.tokens),
+        layers=jnp.float64(model.layers),
+        d_model=jnp.float64(model.d_model),
+        batch_tokens=jnp.float64(batch),
+        steps=jnp.float64(steps),
+    )
+    t = terms_at(c, a_run, shape, float(plan.pp), float(m), layers_per_stage=layers_per_stage)
+    t["arith"] = t["arith"] * (6.0 + 2.0 * r) / 6.0
+    cpc = context_parallel_constants(hw, a_run, float(plan.tp), float(cp))
+    context = cpc["comm_per_token_kv_dim"] * model.kv_dim * (1.0 + r / 2.0)
+    tensor = c["comm_per_d"] * model.d_model
+    sends = jnp.where(plan.pp > 1, c["send_per_d"] * model.d_model / layers_per_stage * v, 0.0)
+    t["comm"] = jnp.maximum(tensor + context, sends)
+    t["latency"] = t["latency"] + cpc["latency"] * (1.0 + r / 2.0)
+    if plan.recompute:
+        # the layer being recomputed holds its full activations once more
+        t["mem_activation_per_microbatch"] = t["mem_activation_per_microbatch"] + (
+            a.activation_bytes_per_token_dim * (a.bytes_per_number / 2.0) * model.d_model / plan.tp
+        )
+    in_flight = min(m, plan.pp) * (1.0 + (plan.pp - 1.0) / (plan.pp * v) if v > 1 else 1.0)
+    t["virtual_stages"] = float(v)
+
+    st = float(step_time(t, b))
+    layer = {
+        "compute": float(t["arith"]) * b,
+        "hbm": float(t["hbm0"] + t["hbm1"] * b),
+        "tensor": float(tensor) * b,
+        "context": float(context) * b,
+        "pipeline": float(sends) * b,
+        "latency": float(t["latency"]),
+    }
+    layer_time = max(
+        layer["compute"],
+        layer["hbm"],
+        max(layer["tensor"] + layer["context"], layer["pipeline"]),
+        layer["latency"],
+    )
+    bound_by = max(layer, key=lambda key: layer[key])
+    busy = m * layers_per_stage  # layer slots of useful work per step on the slowest stage
+    optimizer = float(t["optimizer_per_token"]) * b
+    window = (2.0 / 3.0) * layers_per_stage * layer_time
+    exposed = float(exposed_gradient_sync(t["dp_sync"], t["grad_buckets"], window))
+    bubble = st - busy * layer_time - exposed - optimizer
+    breakdown = {key: busy * value for key, value in layer.items()}
+    breakdown.update(
+        {
+            "bubble": bubble,
+            "data_parallel": exposed,
+            "optimizer": optimizer,
+            "layer_time": layer_time,
+        }
+    )
+
+    weights = float(t["mem_static"])
+    optimizer_mem = float(t["mem_optimizer_per_m"]) * m * b
+    activations = in_flight * float(t["mem_activation_per_microbatch"]) * b
+    usable = float(a.memory_fraction * hw.hbm_capacity)
+    total = weights + optimizer_mem + activations
+    memory = {
+        "weights_and_gradients": weights,
+        "optimizer": optimizer_mem,
+        "activations": activations,
+        "total": total,
+        "usable": usable,
+    }
+    run_days = steps * st / SECONDS_PER_DAY
+    if total > usable:
+        reasons.append(
+            f"needs {total / 1e9:.1f} GB per accelerator, {usable / 1e9:.1f} GB usable "
+            f"({a.memory_fraction:.0%} of {float(hw.hbm_capacity) / 1e9:.0f} GB)"
+        )
+    deadline = float(a.duration_s) / SECONDS_PER_DAY
+    if run_days > deadline * (1.0 + 1e-12):
+        reasons.append(f"takes {run_days:.1f} days, longer than the {deadline:g}-day deadline")
+    utilization = 6.0 * model.params * b * m / (plan.pp * plan.tp * float(hw.flops) * st)
+    return PlanEvaluation(
+        feasible=not reasons,
+        reasons=tuple(reasons),
+        utilization=utilization,
+        step_time_s=st,
+        step_breakdown_s=breakdown,
+        bound_by=bound_by,
+        memory_bytes=memory,
+        accelerators=plan.accelerators,
+        microbatches=m,
+        global_batch_tokens=batch,
+        steps=steps,
+        run_days=run_days,
+        layers_per_stage=layers_per_stage,
+    )
+
+
+def _infeasible(reasons, plan, m, batch, steps, layers_per_stage) -> PlanEvaluation:
+    return PlanEvaluation(
+        feasible=False,
+        reasons=tuple(reasons),
+        utilization=0.0,
+        step_time_s=math.nan,
+        step_breakdown_s={},
+        bound_by="",
+        memory_bytes={},
+        accelerators=plan.accelerators,
+        microbatches=m,
+        global_batch_tokens=batch,
+        steps=steps,
+        run_days=math.nan,
+        layers_per_stage=layers_per_stage,
+    )
