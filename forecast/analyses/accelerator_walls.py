@@ -40,6 +40,17 @@ if TYPE_CHECKING:
 
 DEFAULT_DURATION_DAYS = 90.0
 DEFAULT_PRECISION = "bf16"
+#: Plan regimes (``forecast.model.search.REGIMES``, kept equal; a test checks): ``paper``, the
+#: continuous relaxation of Erdil & Schneider-Joseph (2024); ``realistic``, plans a run can launch.
+REGIMES = ("paper", "realistic")
+DEFAULT_REGIME = "paper"
+REGIME_SENTENCES = {
+    "paper": "paper: plans relaxed to continuous quantities (microbatches of any number of tokens, "
+    "fractional degrees and layers per stage), as Erdil & Schneider-Joseph (2024)",
+    "realistic": "realistic: plans a run can launch (microbatches of whole sequences or a sequence "
+    "split over context-parallel ranks, whole layers per stage, whole degrees, tensor parallelism "
+    "within the attention heads; recomputation and interleaved 1F1B as options)",
+}
 
 
 #: The plan search's compute grid (log10 FLOP); a wall outside it is ``None`` in a record.
@@ -137,15 +148,20 @@ def _model_inputs(
 
 
 @functools.lru_cache(maxsize=256)
-def _search(hw: Hardware, a: Assumptions) -> Walls:
-    """The full plan search (JAX), once per distinct pair of numbers in this process.
+def _search(hw: Hardware, a: Assumptions, regime: str = DEFAULT_REGIME) -> Walls:
+    """The full plan search (JAX), once per distinct pair of numbers and regime in this process.
 
     The returned ``plan_at_wall`` dict is shared between calls: copy it before changing it.
     """
     init_jax()
 
     _, _, search = _physics()
-    return search.find_walls(hw, a)
+    return search.find_walls(hw, a, regime=regime)
+
+
+def _check_regime(regime: str) -> None:
+    if regime not in REGIMES:
+        raise WallsInputError(f"regime must be one of {', '.join(REGIMES)}, got {regime!r}")
 
 
 def _beyond_grid_note(label: str, log10_flop: float) -> str | None:
@@ -170,9 +186,13 @@ def walls_record(
     moe_active_experts: int = 1,
     hardware: str | Path | None = None,
     assumptions: Mapping[str, float] | None = None,
+    regime: str = DEFAULT_REGIME,
 ) -> dict[str, Any]:
     """Both walls of one accelerator, the maximum utilization and the best plan at the
     data-movement wall: one entry of ``wallcast walls --json``.
+
+    ``regime``: ``"paper"`` or ``"realistic"`` (:data:`REGIMES`); the record's ``regime`` and
+    ``regime_note`` say which.
 
     ``assumptions``: fields of :class:`forecast.model.params.Assumptions` set on top of the
     defaults and the other arguments (e.g. a forecast's scaling inputs); unknown names raise
@@ -186,6 +206,7 @@ def walls_record(
     ``plan_at_wall`` (``None`` without a finite data-movement wall), ``hardware`` (the model's
     figures, SI), ``assumptions`` (gap-filling sentences) and ``note``.
     """
+    _check_regime(regime)
     acc = _accelerator(accelerator, hardware)
     hw, a, notes = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
     if assumptions:
@@ -193,7 +214,7 @@ def walls_record(
         if unknown:
             raise WallsInputError(f"unknown assumption fields {unknown}")
         a = a._replace(**{k: float(v) for k, v in assumptions.items()})
-    w = _search(hw, a)
+    w = _search(hw, a, regime)
     _, _, search = _physics()
     dm, lat = float(w.data_movement_wall_log10_flop), float(w.latency_wall_log10_flop)
     grid_notes = [
@@ -220,6 +241,8 @@ def walls_record(
         "hardware": {k: float(v) for k, v in hw._asdict().items()},
         "assumptions": list(notes),
         "note": "; ".join(grid_notes) or None,
+        "regime": regime,
+        "regime_note": REGIME_SENTENCES[regime],
     }
 
 
@@ -231,10 +254,12 @@ def walls_records(
     moe_experts: int = 1,
     moe_active_experts: int = 1,
     hardware: str | Path | None = None,
+    regime: str = DEFAULT_REGIME,
 ) -> list[dict[str, Any]]:
     """:func:`walls_record` of each named accelerator (every table row when ``names`` is empty),
     in order, each accelerator once: what ``wallcast walls --json`` prints."""
     _check_inputs(duration_days, moe_experts, moe_active_experts)
+    _check_regime(regime)
     return [
         walls_record(
             acc,
@@ -242,6 +267,7 @@ def walls_records(
             precision=precision,
             moe_experts=moe_experts,
             moe_active_experts=moe_active_experts,
+            regime=regime,
         )
         for acc in select_accelerators(names, hardware)
     ]
@@ -351,7 +377,8 @@ def plan_record(
     # why here: the plan evaluation imports JAX; reading records must not
     from forecast.model import evaluate
 
-    model = evaluate.run_model_for_flop(math.log10(training_flop), a)
+    # the compute-optimal model, its depth a multiple of the pipeline's chunks
+    model = evaluate.run_model_for_flop(math.log10(training_flop), a, pp * virtual_stages)
     plan = evaluate.ParallelPlan(
         tp=tp,
         pp=pp,

@@ -37,6 +37,23 @@ class Precision(StrEnum):
     fp8 = "fp8"
 
 
+class Regime(StrEnum):
+    paper = "paper"
+    realistic = "realistic"
+
+
+RegimeOpt = Annotated[
+    Regime,
+    typer.Option(
+        "--regime",
+        case_sensitive=False,
+        help="paper: plans relaxed to continuous quantities (Erdil & Schneider-Joseph 2024); "
+        "realistic: plans a run can launch (whole sequences or context parallelism, whole layers "
+        "per stage, whole degrees).",
+    ),
+]
+
+
 class Wall(StrEnum):
     data_movement = "data_movement"
     latency = "latency"

@@ -43,14 +43,28 @@ def render(
 # ----------------------------------------------------------------------------- walls
 
 
+def _count_cell(plan: dict[str, Any], key: str) -> str:
+    """A plan's count: whole numbers (realistic plans) with separators, continuous ones (the
+    paper's relaxation) as the plan uses them."""
+    if not plan:
+        return "-"
+    value = plan[key]
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.1f}" if key == "microbatches" else sci(value)
+
+
 def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> str:
     """``wallcast walls``: one line per accelerator (records of :func:`forecast.analyses.accelerator_walls.walls_records`),
     with footnotes for gap-filled figures."""
     # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import SEARCH_LOG10_FLOP_RANGE, wall_log10_flop
 
+    launchable = bool(rows) and rows[0].get("regime") == "realistic"
     header = ["accelerator", "max util", "data-movement wall", "latency wall", "tp", "layout"]
     header += ["pp", "microbatches", "dp", "accelerators"]
+    if launchable:
+        header += ["cp", "seqs/microbatch", "interleave", "recompute"]
     table: list[list[str]] = []
     footnotes: list[tuple[str, list[str]]] = []
     for r in rows:
@@ -68,16 +82,26 @@ def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str
                 str(p.get("tensor_parallel", "-")),
                 str(p.get("tensor_parallel_layout", "-")),
                 str(p.get("pipeline_parallel", "-")),
-                f"{p['microbatches']:.1f}" if p else "-",  # continuous: the plan's own value
-                sci(p["data_parallel"]) if p else "-",
-                sci(p["accelerators"]) if p else "-",
+                _count_cell(p, "microbatches"),
+                _count_cell(p, "data_parallel"),
+                _count_cell(p, "accelerators"),
             ]
         )
+        if launchable:
+            table[-1] += [
+                str(p.get("context_parallel", "-")),
+                str(p.get("microbatch_sequences", "-")),
+                str(p.get("virtual_stages", "-")),
+                ("yes" if p.get("recompute") else "no") if p else "-",
+            ]
+    regime = rows[0].get("regime", "paper") if rows else "paper"
     lines = [
-        f"Walls of a {duration_days:g}-day run at {precision} "
+        f"Walls of a {duration_days:g}-day run at {precision}, {regime} plans "
         "(training compute in FLOP; plan = best plan at the data-movement wall)",
-        *render(header, table, right=(1, 2, 3, 4, 6, 7, 8, 9)),
+        *render(header, table, right=(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12)),
     ]
+    if rows and rows[0].get("regime_note"):
+        lines.append(f"\n{rows[0]['regime_note']}.")
     if rows:
         lines.append(
             "\ndata-movement wall: largest compute whose best plan keeps utilization >= "

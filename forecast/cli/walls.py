@@ -22,6 +22,8 @@ from forecast.cli.options import (
     MoeExpertsOpt,
     Precision,
     PrecisionOpt,
+    Regime,
+    RegimeOpt,
 )
 from forecast.cli.tables import latency_wall_text, walls_table
 from forecast.config.constants import SECONDS_PER_DAY
@@ -38,6 +40,7 @@ def walls(
     hardware: HardwareOpt = None,
     moe_experts: MoeExpertsOpt = 1,
     moe_active: MoeActiveOpt = 1,
+    regime: RegimeOpt = Regime.paper,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print a JSON list instead of a table.")
     ] = False,
@@ -63,6 +66,7 @@ def walls(
         moe_experts=moe_experts,
         moe_active_experts=moe_active,
         hardware=hardware,
+        regime=regime.value,
     )
     if json_output:
         typer.echo(json.dumps(rows, indent=2, allow_nan=False))

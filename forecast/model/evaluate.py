@@ -1,22 +1,13 @@
 """One given parallel plan, evaluated: utilization, step time and its parts, memory, feasibility.
 
-The plan search (:mod:`forecast.model.search`, :mod:`forecast.model.fast`) relaxes a plan to
-continuous quantities (microbatches of any number of tokens, fractional data-parallel degrees and
-layers per stage).  This module evaluates a plan as a run would launch it, with the same step-time
-physics (:func:`forecast.model.plan.plan_constants`, :func:`~forecast.model.plan.terms_at`,
-:func:`~forecast.model.plan.step_pieces`) and integer structure:
-
-* a microbatch is ``microbatch_sequences`` whole sequences of ``sequence_length`` tokens, or one
-  sequence split over ``cp`` context-parallel ranks (each rank holds ``k S / cp`` tokens), with
-  the K/V all-gather (forward) and reduce-scatter (backward) of every layer
-  (:func:`forecast.model.plan.context_parallel_constants`);
-* whole layers per stage: the slowest stage holds ``ceil(L / (pp v)) v`` layers;
-* ``dp`` replicas of ``tp x pp x cp`` accelerators each run ``m`` microbatches per step, so the
-  global batch is ``dp m k S`` tokens;
-* options a real run uses: full activation recompute (one more forward pass: 8 N FLOP per token
-  instead of 6 N, its weight reads and tensor collectives again, and only each layer's input kept,
-  Korthikanti et al. 2022) and the interleaved 1F1B schedule with ``v`` virtual stages (bubble
-  ``(pp - 1) / v``, ``v`` times the pipeline sends, Narayanan et al. 2021).
+The plan search of the ``paper`` regime (:mod:`forecast.model.search`,
+:mod:`forecast.model.fast`) relaxes a plan to continuous quantities (microbatches of any number of
+tokens, fractional data-parallel degrees and layers per stage).  This module evaluates a plan as a
+run would launch it: whole sequences per microbatch (or an explicit ``cp``), whole layers per
+stage, integer degrees, and optionally full recomputation and interleaving, with the terms of
+:func:`forecast.model.launch.launch_terms` (the plan model's physics, :mod:`forecast.model.plan`).
+``dp`` replicas of ``tp x pp x cp`` accelerators each run ``m`` microbatches per step, so the
+global batch is ``dp m k S`` tokens.
 
 Utilization is model FLOP utilization: ``6 N`` FLOP per token (recomputation and attention not
 counted) over the accelerators' peak.
@@ -30,22 +21,10 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from forecast.config.runtime import require_x64
+from forecast.model.launch import HEAD_DIM, KV_HEADS, launch_terms
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
-from forecast.model.plan import (
-    context_parallel_constants,
-    exposed_gradient_sync,
-    plan_constants,
-    step_time,
-    terms_at,
-)
+from forecast.model.plan import exposed_gradient_sync, step_time
 from forecast.model.scaling import ModelShape, model_shape
-
-HEAD_DIM = 128  # attention head width of every large published model (Llama 3, Nemotron-4, PaLM)
-KV_HEADS = 8  # grouped-query attention: Llama 3 405B and Nemotron-4 340B use 8 KV heads
-FULL_RECOMPUTE_ACTIVATION_BYTES = 2.0
-"""Stored activation bytes per token and d_model per layer with full recomputation: the layer's
-input only (``2 s b h`` at 16 bit, Korthikanti et al. 2022, section 4), against 34 with selective
-recomputation (``Assumptions.activation_bytes_per_token_dim``)."""
 
 
 class RunModel(NamedTuple):
@@ -65,10 +44,12 @@ class RunModel(NamedTuple):
         return self.d_model * self.kv_heads / self.heads
 
 
-def run_model_for_flop(log10_flop: float, a: Assumptions) -> RunModel:
-    """The compute-optimal model of the scaling laws for a budget, with whole layers and heads."""
+def run_model_for_flop(log10_flop: float, a: Assumptions, layer_multiple: int = 1) -> RunModel:
+    """The compute-optimal model of the scaling laws for a budget, with whole layers and heads,
+    its depth rounded to the nearest multiple of ``layer_multiple`` (a pipeline's ``pp x v``
+    chunks, as :func:`forecast.model.realistic.model_for_budget`)."""
     shape = model_shape(log10_flop, a)
-    layers = max(1, round(float(shape.layers)))
+    layers = max(1, round(float(shape.layers) / layer_multiple)) * layer_multiple
     params = float(shape.params)
     # width from N = (4 + 8 k) L d^2 at the whole layer count; heads of HEAD_DIM
     d_model = math.sqrt(params / ((4.0 + 8.0 * float(a.moe_active_experts)) * layers))
@@ -150,6 +131,11 @@ def _reason_checks(model: RunModel, plan: ParallelPlan, a: Assumptions) -> list[
         )
     if plan.cp > plan.microbatch_sequences * plan.sequence_length:
         reasons.append(f"cp = {plan.cp} splits a microbatch into pieces under one token")
+    if plan.virtual_stages > 1 and plan.microbatches is not None and plan.microbatches % plan.pp:
+        reasons.append(
+            f"the interleaved schedule needs the microbatches ({plan.microbatches}) to be a "
+            f"multiple of pp ({plan.pp})"
+        )
     if a.moe_experts > 1.0 and plan.dp * plan.cp < a.moe_experts:
         reasons.append(
             f"{a.moe_experts:g} experts need at least as many data-parallel ranks "
@@ -173,6 +159,13 @@ def evaluate_plan(
     tokens_per_microbatch_group = k * seq  # one microbatch of one replica (its cp ranks)
     if plan.microbatches is None:
         m = max(1, int(model.global_batch_tokens // (plan.dp * tokens_per_microbatch_group)))
+        if plan.virtual_stages > 1 and m >= plan.pp:  # groups of pp (Megatron-LM)
+            m -= m % plan.pp
+        elif plan.virtual_stages > 1:
+            reasons.append(
+                f"the interleaved schedule needs at least pp = {plan.pp} microbatches; the batch "
+                f"allows {m}"
+            )
     else:
         m = int(plan.microbatches)
     batch = float(plan.dp * m * tokens_per_microbatch_group)
@@ -183,17 +176,7 @@ def evaluate_plan(
     if reasons and any("at least 1" in r for r in reasons):
         return _infeasible(reasons, plan, m, batch, steps, layers_per_stage)
 
-    r = 1.0 if plan.recompute else 0.0
-    a_run = a._replace(
-        weight_reads_per_microbatch=a.weight_reads_per_microbatch + r,
-        serial_ops_per_layer=a.serial_ops_per_layer * (1.0 + r / 2.0),
-    )
-    if plan.recompute:
-        a_run = a_run._replace(activation_bytes_per_token_dim=FULL_RECOMPUTE_ACTIVATION_BYTES)
     hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
-    c = plan_constants(hw, a_run, float(plan.tp), plan.two_d)
-    # The tensor collectives of the recomputed forward pass: 3 passes of traffic instead of 2.
-    c = {**c, "comm_per_d": c["comm_per_d"] * (1.0 + r / 2.0)}
     # A replica of the plan model is one rank's share: dp x cp ranks hold the same weights (the
     # gradient all-reduce and the optimizer shards span both), each with b tokens per microbatch.
     shape = ModelShape(
@@ -204,21 +187,20 @@ def evaluate_plan(
         batch_tokens=jnp.float64(batch),
         steps=jnp.float64(steps),
     )
-    t = terms_at(c, a_run, shape, float(plan.pp), float(m), layers_per_stage=layers_per_stage)
-    t["arith"] = t["arith"] * (6.0 + 2.0 * r) / 6.0
-    cpc = context_parallel_constants(hw, a_run, float(plan.tp), float(cp))
-    context = cpc["comm_per_token_kv_dim"] * model.kv_dim * (1.0 + r / 2.0)
-    tensor = c["comm_per_d"] * model.d_model
-    sends = jnp.where(plan.pp > 1, c["send_per_d"] * model.d_model / layers_per_stage * v, 0.0)
-    t["comm"] = jnp.maximum(tensor + context, sends)
-    t["latency"] = t["latency"] + cpc["latency"] * (1.0 + r / 2.0)
-    if plan.recompute:
-        # the layer being recomputed holds its full activations once more
-        t["mem_activation_per_microbatch"] = t["mem_activation_per_microbatch"] + (
-            a.activation_bytes_per_token_dim * (a.bytes_per_number / 2.0) * model.d_model / plan.tp
-        )
-    in_flight = min(m, plan.pp) * (1.0 + (plan.pp - 1.0) / (plan.pp * v) if v > 1 else 1.0)
-    t["virtual_stages"] = float(v)
+    t = launch_terms(
+        hw,
+        a,
+        shape,
+        tp=float(plan.tp),
+        pp=float(plan.pp),
+        two_d=plan.two_d,
+        cp=float(cp),
+        virtual_stages=float(v),
+        recompute=1.0 if plan.recompute else 0.0,
+        kv_dim=model.kv_dim,
+        m=float(m),
+    )
+    tensor, context, sends = t["tensor"], t["context"], t["sends"]
 
     st = float(step_time(t, b))
     layer = {
@@ -253,7 +235,7 @@ def evaluate_plan(
 
     weights = float(t["mem_static"])
     optimizer_mem = float(t["mem_optimizer_per_m"]) * m * b
-    activations = in_flight * float(t["mem_activation_per_microbatch"]) * b
+    activations = min(m, plan.pp) * float(t["mem_activation_per_microbatch"]) * b
     usable = float(a.memory_fraction * hw.hbm_capacity)
     total = weights + optimizer_mem + activations
     memory = {

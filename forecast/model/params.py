@@ -136,6 +136,12 @@ class Assumptions(NamedTuple):
         scaling laws differ).  Experts are sharded one per data-parallel rank (expert
         parallelism = moe_experts, so dp >= moe_experts); tokens travel to their experts and
         back by all-to-all (Lepikhin et al. 2020, GShard; Fedus et al. 2021, Switch).
+    sequence_length
+        Tokens per training sequence, used by the ``realistic`` regime only (a microbatch is whole
+        sequences or a sequence split over context-parallel ranks, :mod:`forecast.model.launch`):
+        8192, the main pre-training context of Llama 3.1 405B (Dubey et al. 2024, "The Llama 3
+        Herd of Models", arXiv 2407.21783); the ``paper`` regime's microbatches are any number of
+        tokens.
     """
 
     duration_s: Any = 90.0 * SECONDS_PER_DAY
@@ -164,6 +170,7 @@ class Assumptions(NamedTuple):
     moe_active_experts: Any = 1.0
     hbm_efficiency: Any = 0.85
     gradient_reduce_bytes: Any = 4.0
+    sequence_length: Any = 8192.0
 
     @property
     def duration_days(self) -> Any:

@@ -25,6 +25,7 @@ import numpy as np
 from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import best_plan, best_plan_over_m
+from forecast.model.realistic import launch_curve, launch_grid, plan_dict
 from forecast.model.scaling import model_shape
 
 DEFAULT_LOG10_FLOP_GRID = np.round(np.arange(20.0, 40.0001, 0.05), 4)
@@ -164,6 +165,32 @@ def walls_from_curve(
     return umax, dm, lat
 
 
+REGIMES = ("paper", "realistic")
+"""``paper``: plans relaxed to continuous quantities (microbatches of any number of tokens,
+fractional degrees and layers per stage), Erdil & Schneider-Joseph's idealization;
+``realistic``: plans a run can launch (whole sequences or explicit context parallelism, whole
+layers per stage, integer degrees, tp within the heads, recomputation and interleaving as
+options; :mod:`forecast.model.realistic`)."""
+
+
+class _Feasibility(NamedTuple):
+    log10_flop: jnp.ndarray
+    utilization: jnp.ndarray
+    feasible: jnp.ndarray
+
+
+def _regime_curve(hw, a, log10_flop, grid, regime: str):
+    """(utilization, feasibility) curve of a regime at the budgets ``log10_flop``."""
+    if regime == "paper":
+        return utilization_curve(hw, a, log10_flop, grid)
+    if regime != "realistic":
+        raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
+    require_x64()
+    x = jnp.asarray(DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop, jnp.float64)
+    res = launch_curve(hw, a, x)
+    return _Feasibility(x, res.utilization, res.feasible)
+
+
 def find_walls(
     hw: Hardware,
     a: Assumptions | None = None,
@@ -171,9 +198,15 @@ def find_walls(
     grid: PlanGrid | None = None,
     log10_flop=None,
     refine: bool = True,
+    regime: str = "paper",
 ) -> Walls:
-    """Walls of one accelerator by the full plan search, refined between grid points."""
+    """Walls of one accelerator by the full plan search, refined between grid points.
+
+    ``regime``: ``"paper"`` (the continuous relaxation, default) or ``"realistic"`` (plans a
+    run can launch; ``grid`` is then ignored and ``plan_at_wall`` holds whole numbers)."""
     a = Assumptions() if a is None else a
+    if regime == "realistic":
+        return _find_realistic_walls(hw, a, threshold, log10_flop, refine)
     curve = utilization_curve(hw, a, log10_flop, grid)
     umax, dm, lat = walls_from_curve(curve, threshold)
     if refine and np.isfinite(lat):
@@ -199,4 +232,26 @@ def find_walls(
             "accelerators": float(at.n_accelerators[0]),
             "utilization": float(at.utilization[0]),
         }
+    return Walls(umax, dm, lat, plan)
+
+
+def _find_realistic_walls(hw, a, threshold, log10_flop, refine) -> Walls:
+    """:func:`find_walls` in the ``realistic`` regime (the same reading of the curve)."""
+    curve = _regime_curve(hw, a, log10_flop, None, "realistic")
+    umax, dm, lat = walls_from_curve(curve, threshold)
+    if refine and np.isfinite(lat):
+        fine = _regime_curve(hw, a, np.linspace(lat - 0.06, lat + 0.06, 61), None, "realistic")
+        lat = float(crossing_log10(fine.log10_flop, np.asarray(fine.feasible, dtype=float), 0.5))
+    if refine and np.isfinite(dm):
+        fine = _regime_curve(hw, a, np.linspace(dm - 0.05, dm + 0.05, 51), None, "realistic")
+        dm_fine = float(
+            crossing_log10(fine.log10_flop, np.asarray(fine.utilization), threshold * umax)
+        )
+        dm = dm_fine if abs(dm_fine - dm) <= 0.05 else dm
+    plan = {}
+    if np.isfinite(dm):
+        # the last budget at or before the wall whose best plan is still above the level
+        xs = np.array([dm])
+        at = launch_curve(hw, a, xs)
+        plan = plan_dict(launch_grid(), at, 0, a)
     return Walls(umax, dm, lat, plan)

@@ -52,6 +52,7 @@ log = logging.getLogger("wallcast.service")
 SAMPLE_DIMS = ("chain", "draw")
 WALLS = ("data_movement", "latency")
 PRECISIONS = ("bf16", "fp8")
+REGIMES = ("paper", "realistic")  # forecast.model.search.REGIMES, without importing JAX (tested)
 PROB_RANGE = (0.01, 0.99)  # as `wallcast query --prob`
 DURATION_DAYS_RANGE = (1.0, 3650.0)
 DURATION_DAYS_STEP = 1.0
@@ -514,13 +515,19 @@ class Backend:
         return list(self._hardware()[2])
 
     def walls_job(
-        self, accelerators: list[str] | None, duration_days: float = 90.0, precision: str = "bf16"
+        self,
+        accelerators: list[str] | None,
+        duration_days: float = 90.0,
+        precision: str = "bf16",
+        regime: str = "paper",
     ) -> tuple[list[dict] | None, Callable[[threading.Event], list[dict]]]:
         """(the cached answer or None, the computation that answers) of :meth:`walls`: inputs
         checked and normalised (whole days) here, cheaply; the search runs where the caller puts
         it (the service's expensive-work queue)."""
+        if regime not in REGIMES:
+            raise BadParameterError("regime", regime, list(REGIMES))
         table, digest, names, days = self._model_inputs(accelerators, duration_days, precision)
-        keys = [("walls", digest, name, days, precision) for name in names]
+        keys = [("walls", digest, name, days, precision, regime) for name in names]
         cached = [_MODEL_CACHE.get(k) for k in keys]
 
         def compute(cancelled: threading.Event) -> list[dict]:
@@ -529,17 +536,23 @@ class Backend:
                 if cancelled.is_set():  # the client left: no further accelerator is searched
                     raise ClientGoneError
                 out.append(
-                    _model_cached(key, lambda n=name: _compute_walls(table, n, days, precision))
+                    _model_cached(
+                        key, lambda n=name: _compute_walls(table, n, days, precision, regime)
+                    )
                 )
             return out
 
         return (cached if all(c is not None for c in cached) else None), compute
 
     def walls(
-        self, accelerators: list[str] | None, duration_days: float = 90.0, precision: str = "bf16"
+        self,
+        accelerators: list[str] | None,
+        duration_days: float = 90.0,
+        precision: str = "bf16",
+        regime: str = "paper",
     ) -> list[dict]:
         """Both walls and the plan at the data-movement wall, as ``wallcast walls --json``."""
-        cached, compute = self.walls_job(accelerators, duration_days, precision)
+        cached, compute = self.walls_job(accelerators, duration_days, precision, regime)
         return cached if cached is not None else compute(threading.Event())
 
     def curve_job(
@@ -751,12 +764,16 @@ def _accelerator_list(table: str, digest: str) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def _compute_walls(table: Path, name: str, duration_days: float, precision: str) -> dict:
+def _compute_walls(
+    table: Path, name: str, duration_days: float, precision: str, regime: str = "paper"
+) -> dict:
     """One entry of ``wallcast walls --json`` (the walls service, :mod:`forecast.analyses.accelerator_walls`)."""
     # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import walls_record
 
-    return walls_record(name, duration_days=duration_days, precision=precision, hardware=table)
+    return walls_record(
+        name, duration_days=duration_days, precision=precision, hardware=table, regime=regime
+    )
 
 
 def _compute_curve(table: Path, name: str, duration_days: float, precision: str) -> dict:

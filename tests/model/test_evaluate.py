@@ -155,6 +155,12 @@ def test_context_parallel_kv_traffic_by_hand():
         (ParallelPlan(tp=8, pp=1, dp=128, sequence_length=8192), "GB per accelerator"),
         (ParallelPlan(tp=8, pp=16, dp=2, sequence_length=8192), "longer than the 400-day"),
         (ParallelPlan(tp=8, pp=16, dp=8, sequence_length=8, cp=16), "under one token"),
+        (
+            ParallelPlan(
+                tp=8, pp=16, dp=128, sequence_length=8192, virtual_stages=2, microbatches=8
+            ),
+            "a multiple of pp",
+        ),
     ],
 )
 def test_infeasible_plans_say_why(plan, reason):

@@ -299,6 +299,7 @@ def test_unknown_ids_are_404(client, path):
         ("/v1/walls?accelerator=H100&duration_days=-3", "duration_days", None),
         ("/v1/walls?accelerator=NoSuchChip", "accelerator", None),
         ("/v1/walls?accelerator=V100&precision=fp8", "precision", ["bf16"]),
+        ("/v1/walls?accelerator=H100&regime=ideal", "regime", ["paper", "realistic"]),
         ("/v1/curve?accelerator=NoSuchChip", "accelerator", None),
     ],
 )
@@ -539,3 +540,27 @@ def test_plan_search_cache_is_keyed_by_the_hardware_table_and_bounded(tmp_path, 
         backend._model_cached(("test", i), lambda i=i: computed.append(i) or {"i": i})
     assert computed == [1, 2, 3, 4, 5, 1]  # 1 was dropped (oldest) once 4 and 5 came in
     assert len([k for k in backend._MODEL_CACHE if k[0] == "test"]) <= 3
+
+
+def test_walls_in_the_realistic_regime_are_the_cli_s(client):
+    """``regime=realistic``: the same record as ``wallcast walls --regime realistic --json``,
+    a launchable plan in whole numbers, and the sentence that says what the regime is."""
+    r = client.get("/v1/walls", params={"accelerator": "H100", "regime": "realistic"})
+    assert r.status_code == 200, r.text
+    (row,) = r.json()
+    cli = cli_json("walls", "--accelerator", "H100", "--regime", "realistic", "--json")[0]
+    assert row == cli
+    assert row["regime"] == "realistic" and "launch" in row["regime_note"]
+    plan = row["plan_at_wall"]
+    assert all(
+        isinstance(plan[k], int) for k in ("tensor_parallel", "data_parallel", "microbatches")
+    )
+    assert plan["microbatch_tokens"] * plan["context_parallel"] >= plan["sequence_length"]
+
+
+def test_the_service_knows_the_model_s_regimes():
+    from forecast.analyses import accelerator_walls
+    from forecast.model import search
+    from forecast.service import backend
+
+    assert backend.REGIMES == search.REGIMES == accelerator_walls.REGIMES

@@ -48,11 +48,20 @@ async def walls(
     ] = None,
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
+    regime: Annotated[
+        str,
+        Query(
+            description="paper (plans relaxed to continuous quantities, Erdil & Schneider-Joseph "
+            "2024) or realistic (plans a run can launch: whole sequences or context parallelism, "
+            "whole layers per stage, whole degrees)."
+        ),
+    ] = "paper",
 ) -> list[dict]:
     """The objects of ``wallcast walls --json``: ``max_utilization``, ``data_movement_wall_flop``,
-    ``latency_wall_flop`` (null beyond the 1e20-1e40 search grid), ``plan_at_wall``, ..."""
+    ``latency_wall_flop`` (null beyond the 1e20-1e40 search grid), ``plan_at_wall``,
+    ``regime``, ..."""
     return await _answer(
-        request, request.app.state.backend.walls_job, accelerator, duration_days, precision
+        request, request.app.state.backend.walls_job, accelerator, duration_days, precision, regime
     )
 
 

@@ -1,0 +1,273 @@
+"""The ``realistic`` regime's plan search: the best plan a run could launch, per compute budget.
+
+Plans are those of :mod:`forecast.model.launch`: every power-of-two tp (1D no wider than the
+attention heads, 2D meshes whose side is no wider), every power-of-two pp no deeper than the
+layers (whole layers per stage), microbatches of ``k = 1, 2, 4, ..., 64`` whole sequences or of
+one sequence split over ``cp = 2, 4, ..., 64`` context-parallel ranks, full recomputation or not,
+and the interleaved 1F1B schedule with ``v = 1, 2, 4`` virtual stages (its microbatches a
+multiple of ``pp``).  The model is the
+compute-optimal one of the budget with whole layers, its depth rounded to a multiple of the
+plan's ``pp x v`` chunks, and heads of 128 (:func:`model_for_budget`).
+
+With the microbatch fixed (``b = k S / cp`` tokens per rank) every piece of the step time and of
+the memory is affine in the number of microbatches ``m`` (the plan model's pieces, with the
+data-parallel all-reduce's latency taken at ``m = 1``, its largest), and utilization grows with
+``m`` (the bubble is amortized), so the best ``m`` is the largest whole number that meets the
+deadline, the memory and ``dp >= 1``: a closed form, no inner search.  ``dp`` is then
+``floor(B / (m k S))`` (the batch never exceeds the critical batch); since that rounding can only
+lose less than one replica's ``m k S`` tokens, the deadline is met against that smaller batch,
+still affine in ``m``, so a better accelerator never gets a smaller ``m``.  The plan is evaluated
+exactly at its batch (deadline and memory checked; one group of microbatches fewer where the
+larger optimizer shard of the rounded ``dp`` misses by a hair) as
+:func:`forecast.model.evaluate.evaluate_plan` evaluates a given plan: the search's plan at a wall
+gives the same utilization there (tested).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from forecast.model.launch import HEAD_DIM, KV_HEADS, launch_constants, launch_terms_at
+from forecast.model.params import Assumptions, Hardware
+from forecast.model.plan import step_pieces, step_time, with_microbatches
+from forecast.model.scaling import (
+    ModelShape,
+    critical_batch_tokens,
+    layers_for_params,
+    params_for_flop,
+)
+
+MAX_LOG2_SEQUENCES = 6  # up to 64 whole sequences per microbatch
+MAX_LOG2_CONTEXT = 6  # up to 64 context-parallel ranks (Llama 3 used 16 for 128k contexts)
+VIRTUAL_STAGES = (1.0, 2.0, 4.0)
+
+
+class LaunchGrid(NamedTuple):
+    """Flattened launchable plan shapes (one entry per shape); ``m`` and ``dp`` are chosen per
+    budget."""
+
+    tp: np.ndarray
+    pp: np.ndarray
+    two_d: np.ndarray
+    cp: np.ndarray
+    sequences: np.ndarray  # k, whole sequences per microbatch (per cp group)
+    virtual_stages: np.ndarray
+    recompute: np.ndarray  # 0.0 or 1.0
+
+
+def launch_grid(max_log2_tp: int = 18, max_log2_pp: int = 12) -> LaunchGrid:
+    """Every launchable shape: tp and pp powers of two (2D from a 2 x 2 mesh), microbatch
+    options ``(k, cp)`` with one of the two equal to 1, v in ``VIRTUAL_STAGES`` (v > 1 only with a
+    pipeline), with and without full recomputation."""
+    tp_1d = 2.0 ** np.arange(0, max_log2_tp + 1)
+    tp_2d = 2.0 ** np.arange(2, max_log2_tp + 1, 2)  # square meshes: g = 2, 4, ..., 2^(max/2)
+    tps = np.concatenate([tp_1d, tp_2d])
+    layouts = np.concatenate([np.zeros(tp_1d.size, bool), np.ones(tp_2d.size, bool)])
+    pps = 2.0 ** np.arange(0, max_log2_pp + 1)
+    micro = [(2.0**j, 1.0) for j in range(MAX_LOG2_SEQUENCES + 1)]
+    micro += [(1.0, 2.0**j) for j in range(1, MAX_LOG2_CONTEXT + 1)]
+    rows = []
+    for ti in range(tps.size):
+        for pp in pps:
+            for k, cp in micro:
+                for v in VIRTUAL_STAGES:
+                    if v > 1.0 and pp == 1.0:
+                        continue
+                    for rc in (0.0, 1.0):
+                        rows.append((tps[ti], pp, layouts[ti], cp, k, v, rc))
+    cols = list(zip(*rows, strict=True))
+    return LaunchGrid(
+        tp=np.asarray(cols[0]),
+        pp=np.asarray(cols[1]),
+        two_d=np.asarray(cols[2], dtype=bool),
+        cp=np.asarray(cols[3]),
+        sequences=np.asarray(cols[4]),
+        virtual_stages=np.asarray(cols[5]),
+        recompute=np.asarray(cols[6]),
+    )
+
+
+class BudgetModel(NamedTuple):
+    """The compute-optimal model of a budget with whole layers and heads (arrays)."""
+
+    shape: ModelShape  # layers whole, d_model from N = (4 + 8 k) L d^2, the critical batch
+    heads: jnp.ndarray
+    kv_dim: jnp.ndarray
+
+
+def model_for_budget(log10_flop, a: Assumptions, layer_multiple=1.0) -> BudgetModel:
+    """:func:`forecast.model.scaling.model_shape` with whole layers and heads of 128.
+
+    The depth is the law's rounded to the nearest multiple of ``layer_multiple`` (at least one
+    multiple): a model is built with a layer count its pipeline divides (``pp x v`` chunks of
+    whole layers, as GPT-3's 96 layers over 8 or 16 stages, Megatron-LM's 1T model's 128 over 64),
+    the width keeping ``N``.  ``layer_multiple`` = 1: the law's depth rounded."""
+    flop = 10.0 ** jnp.asarray(log10_flop, dtype=jnp.float64)
+    n = params_for_flop(flop, a.tokens_per_param)
+    tokens = a.tokens_per_param * n
+    law = layers_for_params(n, a.layers_ref, a.layer_ref_params, a.layer_exponent)
+    layers = jnp.maximum(jnp.round(law / layer_multiple), 1.0) * layer_multiple
+    d_model = jnp.sqrt(n / ((4.0 + 8.0 * a.moe_active_experts) * layers))
+    heads = jnp.maximum(jnp.round(d_model / HEAD_DIM), 1.0)
+    kv_heads = jnp.minimum(KV_HEADS, heads)
+    batch = critical_batch_tokens(n, a.batch_tokens_ref, a.batch_ref_params, a.batch_exponent)
+    shape = ModelShape(n, tokens, layers, d_model, batch, tokens / batch)
+    return BudgetModel(shape, heads, d_model * kv_heads / heads)
+
+
+class LaunchResult(NamedTuple):
+    """The best launchable plan per budget (arrays over budgets)."""
+
+    utilization: jnp.ndarray  # 0 where no plan is feasible
+    feasible: jnp.ndarray
+    index: jnp.ndarray  # into the grid
+    microbatches: jnp.ndarray  # m, whole
+    data_parallel: jnp.ndarray  # dp, whole (replicas of tp x pp x cp accelerators)
+    step_time_s: jnp.ndarray
+
+
+def _constants(hw: Hardware, a: Assumptions, g: LaunchGrid) -> dict:
+    return launch_constants(hw, a, tp=g.tp, two_d=g.two_d, cp=g.cp, recompute=g.recompute)
+
+
+def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
+    """Every plan of the grid at one budget ``x`` (scalar): (utilization, feasible, m, dp, st).
+
+    ``constants``: :func:`_constants` of the grid (they do not depend on the budget)."""
+    chunks = g.pp * g.virtual_stages
+    depth = model_for_budget(x, a).shape.layers  # the law's depth, rounded
+    bm = model_for_budget(x, a, chunks)  # each plan's model: a depth its pipeline divides
+    shape, s = bm.shape, a.sequence_length
+    b = g.sequences * s / g.cp  # tokens per microbatch per rank
+    side = jnp.where(g.two_d, jnp.sqrt(g.tp), g.tp)
+    valid = (side <= bm.heads) & (chunks <= depth) & (g.cp <= s)
+    batch = shape.batch_tokens
+    budget = a.duration_s / shape.steps  # seconds per step at the critical batch
+
+    t1 = launch_terms_at(
+        constants, a, shape, pp=g.pp, virtual_stages=g.virtual_stages, kv_dim=bm.kv_dim, m=1.0
+    )
+    # m changes only the m-dependent entries; the all-reduce latency stays at its largest (m = 1)
+    t2 = {**with_microbatches(t1, 2.0), "dp_sync": t1["dp_sync"]}
+    ok = valid
+    # Deadline: st(m) D / used <= T with the whole-replica batch used = floor(B / (m b cp)) m b cp
+    # > B - m b cp, so st(m) <= (T / D) (B - m b cp) suffices: affine in m on both sides.
+    per_token = a.duration_s / shape.tokens  # seconds of the run per training token
+    m_dead = jnp.inf
+    for (i1, s1), (i2, s2) in zip(step_pieces(t1), step_pieces(t2), strict=True):
+        p1 = i1 + s1 * b
+        slope = (i2 + s2 * b) - p1  # per extra microbatch
+        shrink = slope + per_token * b * g.cp  # the budget shrinks as m rounds dp down
+        m_dead = jnp.minimum(
+            m_dead,
+            jnp.where(shrink > 0.0, (budget - p1 + slope) / jnp.where(shrink > 0, shrink, 1), 0.0),
+        )
+    limit = a.memory_fraction * hw.hbm_capacity
+    room = limit - t1["mem_static"]
+    opt = t1["mem_optimizer_per_m"] * b  # per microbatch
+    act = t1["mem_activation_per_microbatch"] * b  # per microbatch in flight
+    m_mem = jnp.where(g.pp * (opt + act) <= room, (room - g.pp * act) / opt, room / (opt + act))
+    ok = ok & (room > 0.0)
+    m_batch = batch / (b * jnp.maximum(g.cp, a.moe_experts))
+    m_top = jnp.floor(jnp.minimum(jnp.minimum(m_dead, m_mem), m_batch) * (1.0 + 1e-12))
+    # the interleaved schedule runs microbatches in groups of pp (Megatron-LM requires m to be a
+    # multiple of pp); its bubble (pp - 1) / v holds only then
+    unit = jnp.where(g.virtual_stages > 1.0, g.pp, 1.0)
+    m_top = jnp.floor(m_top / unit) * unit
+    limit_ok = limit * (1.0 + 1e-12)
+
+    def exact(m):
+        """The plan at ``m`` microbatches and its own batch (dp rounded down), checked."""
+        m = jnp.maximum(m, unit)
+        dp = jnp.maximum(jnp.floor(batch / (m * b * g.cp) * (1.0 + 1e-12)), 1.0)
+        used = dp * g.cp * m * b  # the plan's global batch, <= the critical batch
+        scale = batch / used  # the optimizer shard is 1 / (dp cp) of the stage's state
+        te = with_microbatches(
+            {
+                **t1,
+                "batch_tokens": used,
+                "optimizer_per_m": t1["optimizer_per_m"] * scale,
+                "mem_optimizer_per_m": t1["mem_optimizer_per_m"] * scale,
+            },
+            m,
+        )
+        st = step_time(te, b)
+        mem = te["mem_static"] + te["mem_per_token"] * b
+        fits = (st * shape.tokens / used <= a.duration_s * (1.0 + 1e-9)) & (mem <= limit_ok)
+        util = 6.0 * shape.params * b * m / (g.pp * g.tp * hw.flops * st)
+        return jnp.where(fits & (m <= m_top + 0.5) & (m >= 1.0), util, 0.0), m, dp, st
+
+    # The optimizer shard grows as dp rounds down (a term of 1e-6 of the step): where the top
+    # count misses by that, one group fewer fits.
+    u0, m0, dp0, st0 = exact(m_top)
+    u1, m1, dp1, st1 = exact(m_top - unit)
+    first = u0 >= u1
+    util = jnp.where(first, u0, u1)
+    m = jnp.where(first, m0, m1)
+    dp = jnp.where(first, dp0, dp1)
+    st = jnp.where(first, st0, st1)
+    ok = ok & (util > 0.0)
+    return jnp.where(ok, util, 0.0), ok, m, dp, st
+
+
+@jax.jit
+def _curve(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid) -> LaunchResult:
+    constants = _constants(hw, a, grid)
+
+    def one(x):
+        util, ok, m, dp, st = _plans_at(hw, a, x, grid, constants)
+        i = jnp.argmax(util)
+        return LaunchResult(util[i], jnp.any(ok), i, m[i], dp[i], st[i])
+
+    return jax.lax.map(one, log10_flop)
+
+
+BUDGET_CHUNK = 64  # budgets per compiled call: one compilation serves every curve length
+
+
+def launch_curve(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None):
+    """Best launchable plan at each budget (log10 FLOP): a :class:`LaunchResult` of arrays.
+
+    Budgets are evaluated in chunks of ``BUDGET_CHUNK`` (the last one padded), so that curves of
+    any length share one compilation."""
+    grid = launch_grid() if grid is None else grid
+    hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
+    a = Assumptions(*(jnp.asarray(x, dtype=jnp.float64) for x in a))
+    g = LaunchGrid(*(jnp.asarray(x) for x in grid))
+    x = np.atleast_1d(np.asarray(log10_flop, dtype=np.float64))
+    parts = []
+    for start in range(0, x.size, BUDGET_CHUNK):
+        chunk = x[start : start + BUDGET_CHUNK]
+        padded = np.pad(chunk, (0, BUDGET_CHUNK - chunk.size), mode="edge")
+        res = _curve(hw, a, jnp.asarray(padded), g)
+        parts.append(LaunchResult(*(np.asarray(v)[: chunk.size] for v in res)))
+    return LaunchResult(*(np.concatenate(v) for v in zip(*parts, strict=True)))
+
+
+def plan_dict(grid: LaunchGrid, res: LaunchResult, i: int, a: Assumptions) -> dict:
+    """The launchable plan of budget ``i`` of a curve, in whole numbers (``plan_at_wall``)."""
+    j = int(res.index[i])
+    tp, pp, cp = int(grid.tp[j]), int(grid.pp[j]), int(grid.cp[j])
+    k = int(grid.sequences[j])
+    m, dp = int(res.microbatches[i]), int(res.data_parallel[i])
+    s = int(float(a.sequence_length))
+    return {
+        "tensor_parallel": tp,
+        "tensor_parallel_layout": "2D" if bool(grid.two_d[j]) else "1D",
+        "pipeline_parallel": pp,
+        "virtual_stages": int(grid.virtual_stages[j]),
+        "context_parallel": cp,
+        "data_parallel": dp,
+        "microbatches": m,
+        "microbatch_sequences": k,
+        "sequence_length": s,
+        "microbatch_tokens": k * s / cp,
+        "recompute": bool(grid.recompute[j]),
+        "accelerators": tp * pp * cp * dp,
+        "global_batch_tokens": dp * m * k * s,
+        "utilization": float(res.utilization[i]),
+    }
