@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 # at commit 79e61aa (before the walls service existed; the command ran its own loop over
 # forecast.model.search.find_walls), data/hardware.csv of that commit, on x86-64 CPU with JAX in
 # float64; regenerated the same way after the step-time physics of issue 11 (docs/validation.md
-# section 8).  They pin the service to the command's numbers; a deliberate change of the model
+# section 8) and after the four fixes of issue 22 (section 9, with the records' regime keys).  They pin the service to the command's numbers; a deliberate change of the model
 # (forecast/model/) moves them, and then they are regenerated the same way.
 REFERENCE_RECORDS = [
     {
@@ -42,20 +42,20 @@ REFERENCE_RECORDS = [
         "moe_experts": 1,
         "moe_active_experts": 1,
         "utilization_threshold": 0.8,
-        "max_utilization": 0.6999277152165637,
-        "data_movement_wall_flop": 3.0635703691263296e28,
-        "data_movement_wall_log10_flop": 28.486227860372974,
+        "max_utilization": 0.6999277152165638,
+        "data_movement_wall_flop": 2.2049597277586047e28,
+        "data_movement_wall_log10_flop": 28.343400661753094,
         "latency_wall_flop": 4.549880601500462e31,
         "latency_wall_log10_flop": 31.657999999999998,
         "plan_at_wall": {
             "tensor_parallel": 64,
-            "tensor_parallel_layout": "1D",
+            "tensor_parallel_layout": "2D",
             "pipeline_parallel": 256,
-            "microbatches": 1299.514906871399,
-            "data_parallel": 434.1576735131651,
-            "microbatch_tokens": 355.33926866907063,
-            "accelerators": 7113239.322839697,
-            "utilization": 0.5600256208766909,
+            "microbatches": 1219.7075601995962,
+            "data_parallel": 312.60246513059485,
+            "microbatch_tokens": 495.5813350293176,
+            "accelerators": 5121678.788699666,
+            "utilization": 0.5598037204697095,
         },
         "hardware": {
             "flops": 989000000000000.0,
@@ -67,6 +67,10 @@ REFERENCE_RECORDS = [
         },
         "assumptions": [],
         "note": None,
+        "regime": "paper",
+        "regime_note": "paper: plans relaxed to continuous quantities (microbatches of any "
+        "number of tokens, fractional degrees and layers per stage), as Erdil & "
+        "Schneider-Joseph (2024)",
     },
     {
         "accelerator": "NVIDIA A100 SXM4 80GB",
@@ -75,20 +79,20 @@ REFERENCE_RECORDS = [
         "moe_experts": 1,
         "moe_active_experts": 1,
         "utilization_threshold": 0.8,
-        "max_utilization": 0.6999587375469145,
-        "data_movement_wall_flop": 3.697837047424837e28,
-        "data_movement_wall_log10_flop": 28.56794776919106,
-        "latency_wall_flop": 4.017908108489392e31,
-        "latency_wall_log10_flop": 31.604,
+        "max_utilization": 0.6999587375469144,
+        "data_movement_wall_flop": 2.7028800645428447e28,
+        "data_movement_wall_log10_flop": 28.431826775087238,
+        "latency_wall_flop": 3.908408957924041e31,
+        "latency_wall_log10_flop": 31.592000000000002,
         "plan_at_wall": {
             "tensor_parallel": 128,
-            "tensor_parallel_layout": "1D",
+            "tensor_parallel_layout": "2D",
             "pipeline_parallel": 256,
-            "microbatches": 1359.9437584813477,
-            "data_parallel": 830.5799673199663,
-            "microbatch_tokens": 183.602730004702,
-            "accelerators": 27216444.369140655,
-            "utilization": 0.5600225775178774,
+            "microbatches": 1265.393077646967,
+            "data_parallel": 607.1893687347224,
+            "microbatch_tokens": 255.1115624728401,
+            "accelerators": 19896381.234699383,
+            "utilization": 0.5599404413665957,
         },
         "hardware": {
             "flops": 312000000000000.0,
@@ -100,6 +104,10 @@ REFERENCE_RECORDS = [
         },
         "assumptions": [],
         "note": None,
+        "regime": "paper",
+        "regime_note": "paper: plans relaxed to continuous quantities (microbatches of any "
+        "number of tokens, fractional degrees and layers per stage), as Erdil & "
+        "Schneider-Joseph (2024)",
     },
 ]
 
