@@ -54,7 +54,7 @@ def _row_of(raw: pd.DataFrame, name: str) -> int:
 
 def test_shipped_hardware_loads_typed(hw: pd.DataFrame) -> None:
     assert tuple(hw.columns[: len(HARDWARE_COLUMNS)]) == HARDWARE_COLUMNS
-    assert len(hw) == 24
+    assert len(hw) == 25
     for c in (
         "peak_dense_16bit_flops",
         "hbm_bandwidth_bytes_per_s",
