@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from forecast.config.paths import data_dir
 from forecast.config.runtime import init_jax
+from forecast.data.evidence import load_training_runs
 from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.model.accelerators import hardware_from_accelerator
 from forecast.model.evaluate import ParallelPlan, RunModel, evaluate_plan
 from forecast.model.params import assumptions_with
 
 init_jax()
-runs = pd.read_csv(data_dir() / "training_runs.csv")
+runs = load_training_runs()  # validated: one clear error naming file, row and field
 table = load_hardware()
 print(
     "| run | accelerator | layout (tp x pp x dp x cp, v) | observed | predicted | ratio | binds "
@@ -37,7 +37,7 @@ for _, r in runs.iterrows():
     if pd.isna(r["sequence_length"]) or pd.isna(r["global_batch_sequences"]):
         skipped.append(f"{r['run']}: sequence length or batch not published")
         continue
-    precision = r["precision"] if isinstance(r["precision"], str) else "bf16"
+    precision = r["precision"] or "bf16"
     hw, _ = hardware_from_accelerator(get_accelerator(table, r["accelerator"]), precision)
     # the deadline never binds here: the question is the utilization of the published plan
     a = assumptions_with(duration_days=1e6, bytes_per_number=1.0 if precision == "fp8" else 2.0)

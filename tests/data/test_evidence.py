@@ -295,3 +295,61 @@ def test_latency_rejects_duplicate_and_constant_without_protocol(tmp_path: Path)
     i = _row(raw, "kind", "tuning_constant")
     err = _error(tmp_path, raw, LATENCY, load_latency_measurements, i, "protocol", "")
     assert err.field == "protocol" and "required for a tuning constant" in str(err)
+
+
+# ----------------------------------------------------------------------------- training runs
+
+RUNS = "training_runs.csv"
+
+
+def test_training_runs_shipped() -> None:
+    """14 published runs: dense and MoE on A100, H100, H800 and TPU v4, every accelerator a row
+    of hardware.csv, every layout multiplying out to the accelerator count."""
+    from forecast.data.evidence import load_training_runs
+
+    runs = load_training_runs()
+    assert len(runs) >= 12
+    assert set(runs["architecture"]) == {"dense", "moe"}
+    names = set(load_hardware()["name"])
+    assert set(runs["accelerator"]) <= names
+    assert {
+        "NVIDIA A100 SXM4 80GB",
+        "NVIDIA H100 SXM5",
+        "NVIDIA H800 SXM5",
+        "Google TPU v4",
+    } <= set(runs["accelerator"])
+    product = (
+        runs["tensor_parallel"]
+        * runs["pipeline_parallel"]
+        * runs["data_parallel"]
+        * runs["context_parallel"]
+    )
+    assert (product == runs["accelerators"]).all()
+    assert runs["observed_mfu"].between(0.1, 0.7).all()
+    assert runs["source_url"].str.startswith("https://").all()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("accelerators", "8193", "is not tensor x pipeline x data x context parallel"),
+        ("tensor_parallel", "8.5", "whole"),
+        ("observed_mfu", "43", "43"),
+        ("date", "2024-02-30", "bad date"),
+        ("recompute", "sometimes", "is not one of none, selective, full"),
+        ("run_kind", "guess", "is not one of production, benchmark"),
+        ("global_batch_sequences", "10", "cannot feed 64 data-parallel replicas"),
+        ("experts", "8", "a dense model has 1 expert"),
+        ("source_url", "", "required value is empty"),
+    ],
+)
+def test_training_runs_reject_bad_cells(
+    tmp_path: Path, field: str, value: str, needle: str
+) -> None:
+    from forecast.data.evidence import DEFAULT_TRAINING_RUNS_PATH, load_training_runs
+
+    raw = _raw(DEFAULT_TRAINING_RUNS_PATH)
+    i = _row(raw, "run", "Llama 3.1 405B (8,192 GPUs, 8k)")
+    err = _error(tmp_path, raw, RUNS, load_training_runs, i, field, value)
+    assert (err.file, err.row, err.field) == (RUNS, i + 1, field)
+    assert needle in str(err)
