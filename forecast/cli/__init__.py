@@ -3,7 +3,7 @@
 One module per command group, all registering on the one Typer app of :mod:`forecast.cli.app`:
 
 * :mod:`forecast.cli.walls` - ``walls``, ``latency-wall``, ``curve``;
-* :mod:`forecast.cli.plan` - ``plan`` (one given plan, evaluated);
+* :mod:`forecast.cli.plan` - ``plan`` (one given plan, evaluated), ``runs`` (published runs);
 * :mod:`forecast.cli.refresh` - ``run``, ``ingest``, ``serve`` (the Prefect flows);
 * :mod:`forecast.cli.query` - ``query``, ``report``, ``deck``;
 * :mod:`forecast.cli.analysis` - ``sensitivity``, ``backtest``, ``analyse``;

@@ -1,9 +1,11 @@
-"""``wallcast plan``: evaluate one parallel plan as a run would launch it.
+"""``wallcast plan`` and ``wallcast runs``: evaluate parallel plans as runs launch them.
 
 Given an accelerator, a compute budget, a run length and the integer degrees of a plan, prints
 its model FLOP utilization, step time with its parts, memory per accelerator, the accelerators it
 takes and whether it finishes in time (:func:`forecast.analyses.accelerator_walls.plan_record`,
-:mod:`forecast.model.evaluate`).  JAX is imported inside the command.
+:mod:`forecast.model.evaluate`).  ``runs`` evaluates each published run of
+``data/training_runs.csv`` on its own plan beside its observed utilization
+(:mod:`forecast.analyses.published_runs`).  JAX is imported inside the commands.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from forecast.cli.options import (
     Precision,
     PrecisionOpt,
 )
-from forecast.cli.tables import plan_text
+from forecast.cli.tables import plan_text, runs_table
 
 
 @app.command()
@@ -115,3 +117,24 @@ def plan(
         typer.echo(json.dumps(json_clean(record), indent=2, allow_nan=False))
         return
     typer.echo(plan_text(record))
+
+
+@app.command()
+@reports_errors
+def runs(
+    run: Annotated[
+        list[str] | None,
+        typer.Option("--run", help="Part of a run's name in data/training_runs.csv. Repeatable."),
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Published runs, each evaluated on its own plan: observed against predicted MFU."""
+    # why here: the evaluation imports JAX and the data tables
+    from forecast.analyses.published_runs import ratio_summary, run_records
+
+    records = run_records(run)
+    if json_output:
+        out = {"runs": records, "summary": ratio_summary(records)}
+        typer.echo(json.dumps(json_clean(out), indent=2, allow_nan=False))
+        return
+    typer.echo(runs_table(records, ratio_summary(records)))

@@ -219,6 +219,44 @@ def plan_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def runs_table(records: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    """``wallcast runs``: observed against predicted MFU of each published run on its own plan."""
+    header = ["run", "accelerator", "tp x pp x dp x cp", "observed", "predicted", "ratio"]
+    header += ["binds", "fits memory"]
+    table, skipped = [], []
+    for r in records:
+        if r["skipped"]:
+            skipped.append(f"  {r['run']}: {r['skipped']}")
+            continue
+        p = r["plan"]
+        table.append(
+            [
+                r["run"],
+                r["accelerator"],
+                f"{p['tp']} x {p['pp']} x {p['dp']} x {p['cp']}",
+                f"{r['observed_mfu']:.1%}",
+                f"{r['predicted_mfu']:.1%}",
+                f"{r['ratio']:.2f}",
+                r["bound_by"],
+                "yes" if r["fits_in_memory"] else "no",
+            ]
+        )
+    lines = [
+        "Published runs on their own plans: model FLOP utilization observed and predicted "
+        "(the model's assumptions, nothing fitted)",
+        *render(header, table, right=(3, 4, 5)),
+    ]
+    if summary.get("evaluated"):
+        lines.append(
+            f"\npredicted / observed: median {summary['median_ratio']:.2f}, range "
+            f"{summary['min_ratio']:.2f}-{summary['max_ratio']:.2f}; {summary['within_1_5x']} of "
+            f"{summary['evaluated']} within 1.5x"
+        )
+    if skipped:
+        lines += ["not evaluated:", *skipped]
+    return "\n".join(lines)
+
+
 # ----------------------------------------------------------------------------- forecast
 
 
