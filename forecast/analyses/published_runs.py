@@ -23,8 +23,8 @@ import statistics
 from typing import Any
 
 from forecast.config.runtime import init_jax
-from forecast.data.evidence import load_training_runs
 from forecast.data.hardware import get_accelerator, load_hardware
+from forecast.data.training_runs import load_training_runs
 
 LLAMA3_KV_HEADS = 8  # The Llama 3 Herd of Models, Table 3 (grouped-query attention)
 NO_DEADLINE_DAYS = 1e6

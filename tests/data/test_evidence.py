@@ -305,7 +305,7 @@ RUNS = "training_runs.csv"
 def test_training_runs_shipped() -> None:
     """14 published runs: dense and MoE on A100, H100, H800 and TPU v4, every accelerator a row
     of hardware.csv, every layout multiplying out to the accelerator count."""
-    from forecast.data.evidence import load_training_runs
+    from forecast.data.training_runs import load_training_runs
 
     runs = load_training_runs()
     assert len(runs) >= 12
@@ -346,7 +346,7 @@ def test_training_runs_shipped() -> None:
 def test_training_runs_reject_bad_cells(
     tmp_path: Path, field: str, value: str, needle: str
 ) -> None:
-    from forecast.data.evidence import DEFAULT_TRAINING_RUNS_PATH, load_training_runs
+    from forecast.data.training_runs import DEFAULT_TRAINING_RUNS_PATH, load_training_runs
 
     raw = _raw(DEFAULT_TRAINING_RUNS_PATH)
     i = _row(raw, "run", "Llama 3.1 405B (8,192 GPUs, 8k)")
