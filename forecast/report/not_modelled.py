@@ -30,17 +30,6 @@ NOT_MODELLED: tuple[NotModelled, ...] = (
         "FSDP / ZeRO-3",
     ),
     NotModelled(
-        "Context / sequence parallelism as a separate axis: one sequence's tokens are never split "
-        "across accelerators (only the activation-memory saving of Korthikanti et al. is "
-        "modelled).",
-        "Context / sequence parallelism",
-    ),
-    NotModelled(
-        "Interleaved (virtual-stage) and zero-bubble pipeline schedules: the pipeline bubble is "
-        "always (pp - 1)/m microbatch slots.",
-        "Interleaved (virtual-stage) pipeline schedules",
-    ),
-    NotModelled(
         "Mixture of experts is modelled simply: expert parallelism with one expert per "
         "data-parallel rank, four all-to-alls per layer on the serial path and Chinchilla "
         "scaling on the active parameters. Load imbalance, capacity factors, other expert "
@@ -52,9 +41,17 @@ NOT_MODELLED: tuple[NotModelled, ...] = (
         "Attention FLOPs",
     ),
     NotModelled(
-        "Integer rounding of the data-parallel degree, of layers per pipeline stage and of "
-        "tensor parallelism to divisors of the model width.",
-        "Integer rounding of dp",
+        "The forecast searches the paper's relaxed plans: microbatches of any number of tokens "
+        "(no sequence has to be split over context-parallel ranks), continuous data-parallel "
+        "degrees, microbatch counts and layers per stage, no interleaved schedule. The realistic "
+        "regime (wallcast walls --regime realistic) searches only plans a run can launch, but "
+        "does not feed the forecast yet.",
+        "In the paper regime",
+    ),
+    NotModelled(
+        "Pipeline schedules beyond interleaved 1F1B (zero-bubble, DualPipe) and ring attention's "
+        "overlap of key/value transfers with attention compute.",
+        "Pipeline schedules beyond interleaved 1F1B",
     ),
     NotModelled(
         "The plan search uses powers of two for tensor and pipeline parallelism; other degrees "
