@@ -217,7 +217,17 @@ def evaluate_plan(
         max(layer["tensor"] + layer["context"], layer["pipeline"]),
         layer["latency"],
     )
-    bound_by = max(layer, key=lambda key: layer[key])
+    # what sets the layer's time: tensor and context traffic share the links, so together
+    bound = {
+        "compute": layer["compute"],
+        "hbm": layer["hbm"],
+        "tensor": layer["tensor"] + layer["context"],
+        "pipeline": layer["pipeline"],
+        "latency": layer["latency"],
+    }
+    bound_by = max(bound, key=lambda key: bound[key])
+    if bound_by == "tensor" and layer["context"] > layer["tensor"]:
+        bound_by = "context"
     busy = m * layers_per_stage  # layer slots of useful work per step on the slowest stage
     optimizer = float(t["optimizer_per_token"]) * b
     window = (2.0 / 3.0) * layers_per_stage * layer_time
@@ -235,7 +245,9 @@ def evaluate_plan(
 
     weights = float(t["mem_static"])
     optimizer_mem = float(t["mem_optimizer_per_m"]) * m * b
-    activations = min(m, plan.pp) * float(t["mem_activation_per_microbatch"]) * b
+    activations = (
+        min(m, plan.pp) * float(t["mem_activation_per_microbatch"]) + float(t["mem_once_per_token"])
+    ) * b
     usable = float(a.memory_fraction * hw.hbm_capacity)
     total = weights + optimizer_mem + activations
     memory = {

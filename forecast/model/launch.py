@@ -95,14 +95,14 @@ def launch_terms_at(
     sends = jnp.where(pp > 1.0, c["send_per_d"] * shape.d_model / lps * v, 0.0)
     t["comm"] = jnp.maximum(tensor + context, sends)
     t["latency"] = t["latency"] + c["context_latency"]
-    # the layer being recomputed holds its full activations once more; interleaving keeps
-    # 1 + (pp - 1) / (pp v) times the microbatches in flight
+    # interleaving keeps 1 + (pp - 1) / (pp v) times the microbatches in flight; the layer being
+    # recomputed holds its full activations once more, for one microbatch at a time
     full_layer = (
         a.activation_bytes_per_token_dim * (a.bytes_per_number / 2.0) * shape.d_model / c["tp"]
     )
-    act = t["mem_activation_per_microbatch"] + rc * full_layer
-    act = act * jnp.where(v > 1.0, 1.0 + (pp - 1.0) / (pp * v), 1.0)
+    act = t["mem_activation_per_microbatch"] * jnp.where(v > 1.0, 1.0 + (pp - 1.0) / (pp * v), 1.0)
     t["mem_activation_per_microbatch"] = act
+    t["mem_once_per_token"] = rc * full_layer  # one layer of one microbatch at a time
     t = with_microbatches(t, m)
     t["virtual_stages"] = v
     t["tensor"], t["context"], t["sends"] = tensor, context, sends

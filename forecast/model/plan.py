@@ -311,6 +311,8 @@ def with_microbatches(terms: dict, m) -> dict:
         terms["mem_optimizer_per_m"] * m
         + jnp.minimum(m, terms["pp"]) * terms["mem_activation_per_microbatch"]
     )
+    if "mem_once_per_token" in terms:  # held once, not per microbatch (a recomputed layer)
+        out["mem_per_token"] = out["mem_per_token"] + terms["mem_once_per_token"]
     out["optimizer_per_token"] = terms["optimizer_per_m"] * m
     r = terms["dp_r"]
     k = jnp.maximum(terms["batch_tokens"] / (m * r), 1.0)

@@ -167,7 +167,7 @@ def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
             jnp.where(shrink > 0.0, (budget - p1 + slope) / jnp.where(shrink > 0, shrink, 1), 0.0),
         )
     limit = a.memory_fraction * hw.hbm_capacity
-    room = limit - t1["mem_static"]
+    room = limit - t1["mem_static"] - t1["mem_once_per_token"] * b
     opt = t1["mem_optimizer_per_m"] * b  # per microbatch
     act = t1["mem_activation_per_microbatch"] * b  # per microbatch in flight
     m_mem = jnp.where(g.pp * (opt + act) <= room, (room - g.pp * act) / opt, room / (opt + act))
