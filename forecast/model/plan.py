@@ -238,10 +238,11 @@ def terms_at(
     d = shape.d_model
     n_held = 12.0 * jnp.square(d)  # parameters per layer held by one (tp = 1) accelerator
     piped = pp > 1.0
-    if layers_per_stage is None:
-        layers_per_stage = shape.layers / pp
-    else:
+    whole_layers = layers_per_stage is not None
+    if whole_layers:
         layers_per_stage = jnp.asarray(layers_per_stage, dtype=jnp.float64)
+    else:
+        layers_per_stage = shape.layers / pp
     # Pipeline sends: the activation forward and its gradient backward, b d p / tp bytes each
     # per accelerator (sequence-parallel shards), on the NIC (stages sit in different domains),
     # overlapping compute like the other data movement: a per-layer share of the slot.
@@ -250,7 +251,13 @@ def terms_at(
     # buckets: replicas sharing a domain reduce there first.  Each bucket pays an all-reduce
     # latency over dp ranks, taken at its largest (dp = B / m, one-token microbatches): an upper
     # bound that keeps the step time affine in b (log2 dp is within ~10 of it at the walls).
-    grad_params = n_held * layers_per_stage / tp
+    # parameters (and gradients) of the slowest stage on one accelerator; the relaxed form keeps
+    # its original order of operations (the fast path's small-scale maximum equals
+    # forecast.model.cost's bit for bit, tests/model/test_model_cost.py)
+    if whole_layers:
+        grad_params = n_held * layers_per_stage / tp
+    else:
+        grad_params = n_held * shape.layers / (pp * tp)
     terms = {
         "tp": tp,
         "pp": pp,
@@ -281,9 +288,10 @@ def terms_at(
         # batch), activations with the microbatches in flight, min(m, pp).
         # experts' optimizer state is sharded over dp / experts replicas only
         "mem_optimizer_per_m": a.optimizer_bytes_per_param
-        * grad_params
+        * n_held
+        * (layers_per_stage * pp if whole_layers else shape.layers)
         * experts
-        / shape.batch_tokens,
+        / (shape.batch_tokens * pp * tp),
         "mem_activation_per_microbatch": layers_per_stage
         * a.activation_bytes_per_token_dim
         * (p / 2.0)
