@@ -155,6 +155,9 @@ def evaluate_plan(
     require_x64()
     reasons = _reason_checks(model, plan, a)
     k, seq, cp = plan.microbatch_sequences, plan.sequence_length, plan.cp
+    degrees = (plan.tp, plan.pp, plan.dp, cp, k, plan.virtual_stages, seq)
+    if min(degrees) < 1:  # nothing to time: a degree or the sequence below one
+        return _infeasible(reasons, plan, 0, 0.0, math.inf, 0)
     b = plan.microbatch_tokens
     tokens_per_microbatch_group = k * seq  # one microbatch of one replica (its cp ranks)
     if plan.microbatches is None:
@@ -173,8 +176,6 @@ def evaluate_plan(
     v = plan.virtual_stages
     chunks = plan.pp * v
     layers_per_stage = max(1, math.ceil(model.layers / chunks)) * v  # the slowest stage
-    if reasons and any("at least 1" in r for r in reasons):
-        return _infeasible(reasons, plan, m, batch, steps, layers_per_stage)
 
     hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
     # A replica of the plan model is one rank's share: dp x cp ranks hold the same weights (the

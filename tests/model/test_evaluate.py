@@ -177,3 +177,9 @@ def test_the_compute_optimal_model_has_whole_layers_and_heads():
     assert 12.0 * model.layers * model.d_model**2 == pytest.approx(model.params, rel=1e-12)
     assert model.heads == round(model.d_model / 128)
     assert model.global_batch_tokens == pytest.approx(60e6 * (model.params / 5.6e11) ** 0.36)
+
+
+def test_a_degree_below_one_is_a_reason_not_a_crash():
+    ev = evaluate_plan(H100, LONG, MODEL, ParallelPlan(tp=8, pp=16, dp=0, sequence_length=8192))
+    assert not ev.feasible and ev.reasons == ("dp must be at least 1",)
+    assert ev.utilization == 0.0
