@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 from forecast import store
 from forecast.cli import app
 from forecast.config import paths
+from forecast.config.paths import DATA_TABLE_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 FID = "20260101T000000Z-abcdef12"
@@ -115,7 +116,7 @@ def _smaller_data_dir(tmp_path: Path) -> tuple[Path, int]:
     """A copy of data/ without the accelerator table's last row; returns (folder, rows)."""
     data = tmp_path / "data-copy"
     data.mkdir()
-    for name in ("frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
+    for name in DATA_TABLE_FILES[1:]:
         shutil.copy(REPO / "data" / name, data / name)
     lines = (REPO / "data" / "hardware.csv").read_text().splitlines(keepends=True)
     (data / "hardware.csv").write_text("".join(lines[:-1]))
@@ -256,7 +257,7 @@ def test_ingest_refreshes_with_priors_scenario_and_year_step(tmp_path: Path, mon
 
     data = tmp_path / "data"
     data.mkdir()
-    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
+    for name in DATA_TABLE_FILES:
         shutil.copy(REPO / "data" / name, data / name)
     new = tmp_path / "new.csv"
     new.write_text(

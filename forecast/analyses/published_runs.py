@@ -1,20 +1,14 @@
 """Published runs, each evaluated on its own plan: the step-time model against real runs.
 
-Every row of ``data/training_runs.csv`` (:func:`forecast.data.evidence.load_training_runs`) is a
-run with its model, accelerator, parallel layout and achieved model FLOP utilization.  Its plan,
-as published, goes through the evaluator of ``wallcast plan``
-(:func:`forecast.model.evaluate.evaluate_plan`) with the model's assumptions; the record says what
-the model predicts for that plan beside what the run achieved.  Nothing is fitted here.
-
-Conventions where a row leaves a value out (each record's ``assumed`` says which applied): one
-sequence per microbatch, no interleaving, no full recomputation, BF16; as many microbatches as the
-batch gives each replica.  Llama 3 uses 8 K/V heads (its Table 3); other rows are counted with
-one K/V head per query head (they split no sequence over ranks, where it matters).  The deadline
-is lifted (the question is the plan's utilization, not whether it finishes in 90 days).
-
-Not evaluated (``skipped`` says why): mixture-of-experts runs (the plan model puts one expert of
-the dense MLP's size on each data-parallel rank; fine-grained experts with expert parallelism are
-not modelled) and rows without a sequence length or batch.
+* :func:`run_records`: each row of ``data/training_runs.csv`` with the model's predicted MFU on
+  the run's published plan (:func:`forecast.inference.run_predictions.run_record`, nothing
+  fitted) and :func:`ratio_summary` of predicted / observed.
+* :func:`leave_one_run_out`: the fitted check.  The joint model ties observed to predicted MFU
+  through a software-efficiency factor with noise (:mod:`forecast.stats.run_efficiency`); for each
+  run, that likelihood is refitted by NUTS on the other runs and the held-out run's MFU is
+  predicted, with its 80 % interval.  The factor and the noise are shared with no other likelihood
+  of the joint model, so refitting this law alone is the exact leave-one-out of the joint fit (the
+  published forecast's ``predictive_checks`` holds its PSIS approximation).
 """
 
 from __future__ import annotations
@@ -22,104 +16,19 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+import jax
+import numpy as np
+import pandas as pd
+from numpyro.infer import MCMC, NUTS
+
 from forecast.config.runtime import init_jax
-from forecast.data.hardware import get_accelerator, load_hardware
+from forecast.data.hardware import load_hardware
 from forecast.data.training_runs import load_training_runs
+from forecast.inference.run_predictions import predicted_runs, run_record
+from forecast.stats.run_efficiency import run_efficiency_model, run_efficiency_table
 
-LLAMA3_KV_HEADS = 8  # The Llama 3 Herd of Models, Table 3 (grouped-query attention)
-NO_DEADLINE_DAYS = 1e6
-
-
-def _skip_reason(row: Any) -> str | None:
-    if row["architecture"] != "dense":
-        return "mixture of experts: the plan model has one dense-MLP-sized expert per rank"
-    if row["sequence_length"] != row["sequence_length"] or (
-        row["global_batch_sequences"] != row["global_batch_sequences"]
-    ):
-        return "sequence length or batch not published"
-    return None
-
-
-def run_record(row: Any, table: Any) -> dict[str, Any]:
-    """One run (a row of :func:`load_training_runs`) evaluated on its own plan: a JSON-ready dict
-    with ``run``, ``accelerator``, ``observed_mfu``, ``predicted_mfu``, ``ratio`` (predicted /
-    observed), ``bound_by``, ``memory_bytes``, ``fits_in_memory``, ``plan``, ``assumed`` and
-    ``skipped`` (``None`` when evaluated)."""
-    base = {
-        "run": row["run"],
-        "accelerator": row["accelerator"],
-        "run_kind": row["run_kind"],
-        "observed_mfu": float(row["observed_mfu"]),
-        "utilization_basis": row["utilization_basis"],
-    }
-    reason = _skip_reason(row)
-    if reason:
-        return {**base, "skipped": reason}
-    init_jax()
-    # why here: the evaluator imports JAX; listing the runs must not
-    from forecast.model import accelerators, evaluate, params
-
-    assumed = []
-    precision = row["precision"] or "bf16"
-    if not row["precision"]:
-        assumed.append("BF16")
-    hw, _ = accelerators.hardware_from_accelerator(
-        get_accelerator(table, row["accelerator"]), precision
-    )
-    a = params.assumptions_with(
-        duration_days=NO_DEADLINE_DAYS, bytes_per_number=1.0 if precision == "fp8" else 2.0
-    )
-    heads = int(row["attention_heads"])
-    kv = LLAMA3_KV_HEADS if str(row["run"]).startswith("Llama 3") else heads
-
-    def given(name: str, default: int, words: str) -> int:
-        value = row[name]
-        if value != value:  # NaN: not published
-            assumed.append(words)
-            return default
-        return int(value)
-
-    k = given("microbatch_sequences", 1, "one sequence per microbatch")
-    v = given("virtual_stages", 1, "no interleaving")
-    if not row["recompute"]:
-        assumed.append("no full recomputation")
-    dp = int(row["data_parallel"])
-    batch_sequences = int(row["global_batch_sequences"])
-    seq = int(row["sequence_length"])
-    tokens = row["training_tokens"]
-    model = evaluate.RunModel(
-        params=float(row["active_params"]),
-        layers=int(row["layers"]),
-        d_model=float(row["d_model"]),
-        heads=heads,
-        kv_heads=kv,
-        tokens=float(tokens) if tokens == tokens else 20.0 * float(row["active_params"]),
-        global_batch_tokens=float(batch_sequences * seq),
-    )
-    plan = evaluate.ParallelPlan(
-        tp=int(row["tensor_parallel"]),
-        pp=int(row["pipeline_parallel"]),
-        dp=dp,
-        sequence_length=seq,
-        microbatch_sequences=k,
-        cp=int(row["context_parallel"]),
-        recompute=row["recompute"] == "full",
-        virtual_stages=v,
-        microbatches=max(1, batch_sequences // (dp * k)),
-    )
-    ev = evaluate.evaluate_plan(hw, a, model, plan)
-    observed = base["observed_mfu"]
-    return {
-        **base,
-        "predicted_mfu": ev.utilization,
-        "ratio": ev.utilization / observed,
-        "bound_by": ev.bound_by,
-        "memory_bytes": dict(ev.memory_bytes),
-        "fits_in_memory": ev.memory_bytes["total"] <= ev.memory_bytes["usable"],
-        "plan": {**plan._asdict(), "microbatches": ev.microbatches},
-        "assumed": assumed,
-        "skipped": None,
-    }
+LOO_PROBS: tuple[float, float, float] = (0.1, 0.5, 0.9)
+"""Quantiles of each held-out run's predictive: the 80 % interval and the median."""
 
 
 def run_records(names: list[str] | None = None) -> list[dict[str, Any]]:
@@ -147,4 +56,84 @@ def ratio_summary(records: list[dict[str, Any]]) -> dict[str, float]:
         "min_ratio": min(ratios),
         "max_ratio": max(ratios),
         "within_1_5x": sum(1 for x in ratios if 1 / 1.5 <= x <= 1.5),
+    }
+
+
+def leave_one_run_out(
+    predicted: pd.DataFrame | None = None,
+    *,
+    draws: int = 1000,
+    chains: int = 2,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Exact leave-one-run-out of the run-efficiency likelihood, one NUTS refit per run.
+
+    ``predicted``: :func:`forecast.inference.run_predictions.predicted_runs` (default: the shipped
+    tables).  Returns one row per evaluated run: ``run``, ``observed_mfu``, ``predicted_mfu`` (the
+    model's, before fitting), ``loo_median``, ``loo_low`` and ``loo_high`` (10 % and 90 % of the
+    held-out posterior predictive of its MFU), ``covered`` (the observed MFU inside that 80 %
+    interval), ``loo_ratio`` (``loo_median`` / observed) and ``efficiency_median`` (the software
+    efficiency fitted without the run).
+    """
+    init_jax()
+    if predicted is None:
+        predicted = predicted_runs(load_training_runs(), load_hardware())
+    table = run_efficiency_table(predicted)
+    n = len(table)
+    if n < 2:
+        raise ValueError(f"leave-one-run-out needs at least 2 evaluated runs, got {n}")
+
+    def model(data, mask):
+        run_efficiency_model(data, mask=mask)
+
+    mcmc = MCMC(
+        NUTS(model, target_accept_prob=0.9),
+        num_warmup=draws,
+        num_samples=draws,
+        num_chains=chains,
+        chain_method="vectorized",
+        progress_bar=False,
+        jit_model_args=True,
+    )
+    key = jax.random.PRNGKey(seed)
+    x = np.asarray(table.data.x)
+    y = np.asarray(table.data.y)
+    rows = []
+    for i in range(n):
+        mask = np.ones(n, dtype=bool)
+        mask[i] = False
+        fit_key, noise_key = jax.random.split(jax.random.fold_in(key, i))
+        mcmc.run(fit_key, table.data, mask)
+        post = mcmc.get_samples()
+        log_e = np.asarray(post["log10_software_efficiency"], dtype=float)
+        sigma = np.asarray(post["run_mfu_noise_dex"], dtype=float)
+        z = np.asarray(jax.random.normal(noise_key, log_e.shape), dtype=float)
+        draws_i = 10.0 ** (x[i] + log_e + sigma * z)
+        low, median, high = np.quantile(draws_i, LOO_PROBS)
+        observed = 10.0 ** y[i]
+        rows.append(
+            {
+                "run": table.names[i],
+                "observed_mfu": float(observed),
+                "predicted_mfu": float(10.0 ** x[i]),
+                "loo_median": float(median),
+                "loo_low": float(low),
+                "loo_high": float(high),
+                "covered": bool(low <= observed <= high),
+                "loo_ratio": float(median / observed),
+                "efficiency_median": float(10.0 ** np.median(log_e)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def loo_summary(loo: pd.DataFrame) -> dict[str, float]:
+    """Coverage of the held-out 80 % intervals and how many held-out medians are within 1.5x of
+    the observed MFU."""
+    ratios = loo["loo_ratio"].to_numpy(dtype=float)
+    return {
+        "runs": int(len(loo)),
+        "coverage_80": float(np.mean(loo["covered"].to_numpy(dtype=bool))),
+        "within_1_5x": int(np.sum((ratios >= 1 / 1.5) & (ratios <= 1.5))),
+        "median_loo_ratio": float(np.median(ratios)),
     }

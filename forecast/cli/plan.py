@@ -24,7 +24,7 @@ from forecast.cli.options import (
     Precision,
     PrecisionOpt,
 )
-from forecast.cli.tables import plan_text, runs_table
+from forecast.cli.tables import loo_table, plan_text, runs_table
 
 
 @app.command()
@@ -126,12 +126,44 @@ def runs(
         list[str] | None,
         typer.Option("--run", help="Part of a run's name in data/training_runs.csv. Repeatable."),
     ] = None,
+    loo: Annotated[
+        bool,
+        typer.Option(
+            "--loo",
+            help="Leave one run out: refit the software efficiency without each run (NUTS, "
+            "about a minute) and show its held-out 80 % interval.",
+        ),
+    ] = False,
     json_output: JsonOpt = False,
 ) -> None:
     """Published runs, each evaluated on its own plan: observed against predicted MFU."""
     # why here: the evaluation imports JAX and the data tables
-    from forecast.analyses.published_runs import ratio_summary, run_records
+    from forecast.analyses.published_runs import (
+        leave_one_run_out,
+        loo_summary,
+        ratio_summary,
+        run_records,
+    )
 
+    if loo:
+        frame = leave_one_run_out()
+        if run:
+            keep = frame["run"].str.lower().map(lambda s: any(n.lower() in s for n in run))
+            frame = frame.loc[keep]
+        rows = frame.to_dict(orient="records")
+        summary = loo_summary(frame) if rows else {"runs": 0}
+        if json_output:
+            typer.echo(
+                json.dumps(
+                    json_clean({"runs": rows, "summary": summary}), indent=2, allow_nan=False
+                )
+            )
+            return
+        if not rows:
+            typer.echo("no evaluated run matches --run")
+            return
+        typer.echo(loo_table(rows, summary))
+        return
     records = run_records(run)
     if json_output:
         out = {"runs": records, "summary": ratio_summary(records)}

@@ -257,6 +257,35 @@ def runs_table(records: list[dict[str, Any]], summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def loo_table(rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    """``wallcast runs --loo``: each run's MFU predicted with the software efficiency fitted on
+    the other runs (median and 80 % interval) against what it achieved."""
+    header = ["run", "observed", "predicted (unfitted)", "held-out median", "80 % interval"]
+    header += ["inside", "ratio"]
+    table = [
+        [
+            r["run"],
+            f"{r['observed_mfu']:.1%}",
+            f"{r['predicted_mfu']:.1%}",
+            f"{r['loo_median']:.1%}",
+            f"{r['loo_low']:.1%}-{r['loo_high']:.1%}",
+            "yes" if r["covered"] else "no",
+            f"{r['loo_ratio']:.2f}",
+        ]
+        for r in rows
+    ]
+    return "\n".join(
+        [
+            "Leave one run out: each run's MFU predicted from its plan and the software efficiency "
+            "fitted on the other runs (NUTS)",
+            *render(header, table, right=(1, 2, 3, 6)),
+            f"\n80 % intervals cover {summary['coverage_80']:.0%} of {summary['runs']} runs; "
+            f"held-out median / observed within 1.5x for {summary['within_1_5x']} of "
+            f"{summary['runs']} (median ratio {summary['median_loo_ratio']:.2f})",
+        ]
+    )
+
+
 # ----------------------------------------------------------------------------- forecast
 
 

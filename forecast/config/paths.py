@@ -29,6 +29,15 @@ HARDWARE_FILE = "hardware.csv"
 FRONTIER_RUNS_FILE = "frontier_runs.csv"
 MODEL_SHAPES_FILE = "model_shapes.csv"
 SCALEUP_DOMAINS_FILE = "scaleup_domains.csv"
+TRAINING_RUNS_FILE = "training_runs.csv"
+DATA_TABLE_FILES: tuple[str, ...] = (
+    HARDWARE_FILE,
+    FRONTIER_RUNS_FILE,
+    MODEL_SHAPES_FILE,
+    SCALEUP_DOMAINS_FILE,
+    TRAINING_RUNS_FILE,
+)
+"""The tables a forecast is fitted to, in the order of the data hash."""
 BASELINE_PRIORS_FILE = "baseline.toml"
 SCENARIOS_SUBDIR = "scenarios"
 DOCS_DIR = REPO_ROOT / "docs"
@@ -84,6 +93,11 @@ def model_shapes_path(data_folder: str | Path | None = None) -> Path:
 def scaleup_domains_path(data_folder: str | Path | None = None) -> Path:
     """The scale-up domain table of a data folder (domain-growth law)."""
     return data_dir(data_folder) / SCALEUP_DOMAINS_FILE
+
+
+def training_runs_path(data_folder: str | Path | None = None) -> Path:
+    """The published-runs table of a data folder (the run-efficiency likelihood)."""
+    return data_dir(data_folder) / TRAINING_RUNS_FILE
 
 
 JAX_CACHE_ENV = "WALLCAST_JAX_CACHE_DIR"

@@ -1,4 +1,4 @@
-"""A run's inputs, loaded and validated together: the four data tables, the base prior file and
+"""A run's inputs, loaded and validated together: the five data tables, the base prior file and
 the scenario overlays laid on it (:func:`load_inputs`).
 """
 
@@ -13,6 +13,7 @@ from forecast.config import paths
 from forecast.config.errors import WallcastError
 from forecast.data.evidence import load_model_shapes, load_scaleup_domains
 from forecast.data.hardware import data_hash, load_frontier_runs, load_hardware
+from forecast.data.training_runs import load_training_runs
 from forecast.priors import PriorSet, load_overlay, load_priors
 
 
@@ -22,12 +23,13 @@ class Inputs:
 
     hardware: pd.DataFrame
     frontier_runs: pd.DataFrame
-    data_hash: str  # SHA-256 over all four tables: a change to any of them refits
+    data_hash: str  # SHA-256 over all five tables: a change to any of them refits
     priors: PriorSet
     scenarios: dict[str, PriorSet]  # name -> full prior set (base with overlay), base first
     data_dir: Path | None = None  # folder the tables were read from (recorded at publish time)
     model_shapes: pd.DataFrame | None = None  # data of the depth, batch and utilization laws
     scaleup_domains: pd.DataFrame | None = None  # data of the domain-growth law
+    training_runs: pd.DataFrame | None = None  # data of the run-efficiency likelihood
 
 
 def scenario_path(name: str, scenario_dir: str | Path | None = None) -> Path:
@@ -58,12 +60,7 @@ def load_inputs(
     """
     data_dir = paths.data_dir(data_dir)
     scenario_dir = paths.scenarios_dir() if scenario_dir is None else Path(scenario_dir)
-    tables = (
-        paths.hardware_path(data_dir),
-        paths.frontier_runs_path(data_dir),
-        paths.model_shapes_path(data_dir),
-        paths.scaleup_domains_path(data_dir),
-    )
+    tables = tuple(data_dir / name for name in paths.DATA_TABLE_FILES)
     for table in tables:
         if not table.is_file():
             names = ", ".join(t.name for t in tables)
@@ -71,11 +68,12 @@ def load_inputs(
                 f"{table}: no such data table (the data folder {data_dir} needs {names}; "
                 "set --data-dir or WALLCAST_DATA_DIR)"
             )
-    hw_path, fr_path, shapes_path, domains_path = tables
+    hw_path, fr_path, shapes_path, domains_path, runs_path = tables
     hardware = load_hardware(hw_path)
     frontier = load_frontier_runs(fr_path)
     shapes = load_model_shapes(shapes_path)
     domains = load_scaleup_domains(domains_path)
+    runs = load_training_runs(runs_path)
     base = load_priors(paths.default_priors_path() if priors_path is None else priors_path)
     base_file = str(base.path) if base.path is not None else "the base prior file"
     return Inputs(
@@ -87,6 +85,7 @@ def load_inputs(
         data_dir,
         shapes,
         domains,
+        runs,
     )
 
 

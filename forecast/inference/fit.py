@@ -45,9 +45,11 @@ from forecast.config.runtime import exclusive, init_jax
 from forecast.config.settings import DEFAULT_DRAWS, default_warmup
 from forecast.data.evidence import load_model_shapes, load_scaleup_domains
 from forecast.data.inputs import Inputs
+from forecast.data.training_runs import load_training_runs
 from forecast.inference.draws import _FIXED_SLOPE_DIMS, PREDICTIVE_SITES
 from forecast.inference.gate import check_convergence
 from forecast.inference.loo import loo_checks
+from forecast.inference.run_predictions import predicted_runs
 from forecast.priors import PriorSet
 from forecast.priors.registry import FITTED_INPUTS
 from forecast.stats.joint import (
@@ -363,11 +365,16 @@ def fit(
     gate: bool = True,
 ) -> xr.DataTree:
     """NUTS fit of the joint model (trends, frontier compute, depth, batch, utilization and
-    domain laws), gated on convergence over every fitted parameter (``gate=False``: no gate)."""
+    domain laws, run efficiency), gated on convergence over every fitted parameter
+    (``gate=False``: no gate). The run-efficiency rows are the published runs of
+    ``inputs.training_runs`` with the step-time model's MFU on each run's plan, on the
+    accelerators of ``inputs.hardware`` (:func:`forecast.inference.run_predictions.predicted_runs`)."""
     init_jax()
     shapes = load_model_shapes() if inputs.model_shapes is None else inputs.model_shapes
     domains = load_scaleup_domains() if inputs.scaleup_domains is None else inputs.scaleup_domains
-    data, tables = joint_data(inputs.hardware, inputs.frontier_runs, shapes, domains)
+    runs = load_training_runs() if inputs.training_runs is None else inputs.training_runs
+    predicted = predicted_runs(runs, inputs.hardware)
+    data, tables = joint_data(inputs.hardware, inputs.frontier_runs, shapes, domains, predicted)
     dt = fit_joint(
         data,
         tables,

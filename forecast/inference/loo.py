@@ -1,7 +1,7 @@
 """Leave-one-out predictive checks of every likelihood of the joint model.
 
 For each observed site of :func:`forecast.stats.joint.joint_model` (a hardware spec, a record run, a
-model's depth, batch or MFU, a system's domain size), the LOO-PIT is the probability that a
+model's depth, batch or MFU, a system's domain size, a published run's MFU), the LOO-PIT is the probability that a
 posterior predictive draw from the model fitted *without that row* falls below the observed value.
 It comes from the one joint fit by Pareto-smoothed importance sampling (PSIS-LOO, Vehtari, Gelman &
 Gabry 2017, [vehtari2017]; ``arviz_stats.loo_pit``), so no refit is needed. A calibrated
@@ -33,6 +33,7 @@ LIKELIHOODS: dict[str, tuple[str, str]] = {
     "batch": ("log10_batch", "data/model_shapes.csv"),
     "utilization": ("log10_mfu", "data/model_shapes.csv"),
     "domain": ("log10_domain", "data/scaleup_domains.csv"),
+    "run_efficiency": ("log10_run_mfu", "data/training_runs.csv"),
 }
 """Each likelihood of the joint model: its observed site and its table."""
 
@@ -98,4 +99,46 @@ def loo_checks(tree: xr.DataTree, probs: Sequence[float] = CHECK_PROBS) -> xr.Da
         "PSIS-LOO probability integral transform of each observed row (arviz_stats.loo_pit) "
         "from the joint posterior; coverage of central intervals"
     )
+    if "run_efficiency" in names:
+        ds = xr.merge([ds, run_loo_intervals(tree)], combine_attrs="override")
     return ds
+
+
+RUN_SITE = LIKELIHOODS["run_efficiency"][0]
+
+
+def run_loo_intervals(tree: xr.DataTree, prob: float = 0.8) -> xr.Dataset:
+    """Each published run's leave-one-out predictive MFU (PSIS-weighted quantiles of the posterior
+    predictive, ``arviz_stats.loo_expectations``): the median and the central ``prob`` interval,
+    whether the observed MFU lies inside, and the row's Pareto k. Dim ``log10_run_mfu_row``."""
+    probs = [(1 - prob) / 2, 0.5, (1 + prob) / 2]
+    with warnings.catch_warnings():  # high Pareto k is reported per row
+        warnings.simplefilter("ignore", UserWarning)
+        quantiles, _ = azs.loo_expectations(tree, var_name=RUN_SITE, kind="quantile", probs=probs)
+        loo = azs.loo(tree, var_name=RUN_SITE, pointwise=True)
+    dim = f"{RUN_SITE}_row"
+    q = 10.0 ** np.asarray(quantiles.transpose(..., dim), dtype=float).reshape(len(probs), -1)
+    observed = 10.0 ** np.asarray(tree["observed_data"][RUN_SITE], dtype=float)
+    rows = tree["observed_data"][dim].values
+    out = xr.Dataset(
+        {
+            "run_mfu_observed": (dim, observed),
+            "run_mfu_loo_low": (dim, q[0]),
+            "run_mfu_loo_median": (dim, q[1]),
+            "run_mfu_loo_high": (dim, q[2]),
+            "run_mfu_loo_covered": (dim, (q[0] <= observed) & (observed <= q[2])),
+            "run_mfu_pareto_k": (dim, np.asarray(loo.pareto_k, dtype=float).ravel()),
+        },
+        coords={dim: rows},
+    )
+    texts = {
+        "run_mfu_observed": "MFU the published run achieved (data/training_runs.csv)",
+        "run_mfu_loo_low": f"{(1 - prob) / 2:.0%} quantile of the run's leave-one-out predictive MFU",
+        "run_mfu_loo_median": "median of the run's leave-one-out predictive MFU",
+        "run_mfu_loo_high": f"{(1 + prob) / 2:.0%} quantile of the run's leave-one-out predictive MFU",
+        "run_mfu_loo_covered": f"observed MFU inside the central {prob:.0%} leave-one-out interval",
+        "run_mfu_pareto_k": "PSIS Pareto k of the run (above 0.7: unreliable)",
+    }
+    for var, text in texts.items():
+        out[var].attrs["long_name"] = text
+    return out

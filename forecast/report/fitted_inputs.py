@@ -60,7 +60,11 @@ AXIS_LABELS = {
 }
 """x-axis labels of the prior-against-posterior panels, by registry unit."""
 
-TABLE_NOUNS = {"data/model_shapes.csv": "published models", "data/scaleup_domains.csv": "systems"}
+TABLE_NOUNS = {
+    "data/model_shapes.csv": "published models",
+    "data/scaleup_domains.csv": "systems",
+    "data/training_runs.csv": "published runs",
+}
 KINDS = ("fitted", "prior", "fixed", "scenario")
 CITE = re.compile(r"\[([a-z0-9][a-z0-9.+-]*)\]")
 

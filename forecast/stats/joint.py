@@ -6,7 +6,9 @@ One pure model (:func:`joint_model`, data and priors in, no I/O) holds
   names, so :func:`forecast.inference.draws.posterior_draws` and :func:`forecast.stats.trends.project` work
   on its posterior unchanged);
 * the four laws of :mod:`forecast.stats.scaling_laws`: depth, batch, utilization and domain growth,
-  each with its likelihood (``docs/evidence.md`` states and justifies each observation model).
+  each with its likelihood (``docs/evidence.md`` states and justifies each observation model);
+* the run-efficiency likelihood of :mod:`forecast.stats.run_efficiency`: published runs' achieved
+  MFU against the step-time model's prediction on each run's own plan.
 
 The law parameters that the forecast propagates (:data:`forecast.priors.registry.FITTED_INPUTS`)
 take their priors from the **base prior file** (:func:`law_priors_from_prior_set`): the file's
@@ -51,6 +53,14 @@ from forecast.config.runtime import exclusive, init_jax
 from forecast.priors.distributions import Prior, log10_normal
 from forecast.priors.provenance import input_kind
 from forecast.priors.registry import PROPAGATED_KEYS
+from forecast.stats.run_efficiency import (
+    RUN_EFFICIENCY_PARAMETERS,
+    RUN_EFFICIENCY_PRIORS,
+    RUN_MFU_SITE,
+    RunEfficiencyPriors,
+    run_efficiency_model,
+    run_efficiency_table,
+)
 from forecast.stats.scaling_laws import (
     BATCH_PRIORS,
     DEPTH_PRIORS,
@@ -80,13 +90,14 @@ from forecast.stats.trends import (
     trend_observations,
 )
 
-LAWS: tuple[str, ...] = ("depth", "batch", "utilization", "domain")
+LAWS: tuple[str, ...] = ("depth", "batch", "utilization", "domain", "run_efficiency")
 
 LAW_OBSERVED_SITES: dict[str, str] = {
     "depth": "log10_layers",
     "batch": "log10_batch",
     "utilization": "log10_mfu",
     "domain": "log10_domain",
+    "run_efficiency": RUN_MFU_SITE,
 }
 """Likelihood site of each law (its plate is ``<site>_row``)."""
 
@@ -114,6 +125,7 @@ LAW_PARAMETERS: dict[str, tuple[str, ...]] = {
         "domain_size_2024",
         "domain_growth_per_year",
     ),
+    "run_efficiency": RUN_EFFICIENCY_PARAMETERS,
 }
 """Posterior variables of each law: sample sites, then deterministic sites in model units."""
 
@@ -192,12 +204,13 @@ def site_prior(prior: Prior, scale: str, factor: float = 1.0) -> Any:
 
 
 class LawPriors(NamedTuple):
-    """Priors of the four laws (the fitted keys' entries set from the base prior file)."""
+    """Priors of the laws (the fitted keys' entries set from the base prior file)."""
 
     depth: DepthPriors = DEPTH_PRIORS
     batch: BatchPriors = BATCH_PRIORS
     utilization: UtilizationPriors = UTILIZATION_PRIORS
     domain: DomainPriors = DOMAIN_PRIORS
+    run_efficiency: RunEfficiencyPriors = RUN_EFFICIENCY_PRIORS
 
 
 def law_priors_from_prior_set(prior_set: Any) -> LawPriors:
@@ -232,15 +245,20 @@ class JointData(NamedTuple):
     batch: LawData
     utilization: LawData
     domain: LawData
+    run_efficiency: LawData
 
 
-def law_tables(shapes: pd.DataFrame, domains: pd.DataFrame) -> dict[str, LawTable]:
-    """The rows of each law (``forecast.stats.scaling_laws`` selections), by law name."""
+def law_tables(
+    shapes: pd.DataFrame, domains: pd.DataFrame, predicted_runs: pd.DataFrame
+) -> dict[str, LawTable]:
+    """The rows of each law (``forecast.stats.scaling_laws`` selections and the evaluated runs of
+    :func:`forecast.stats.run_efficiency.run_efficiency_table`), by law name."""
     return {
         "depth": depth_table(shapes),
         "batch": batch_table(shapes),
         "utilization": utilization_table(shapes),
         "domain": domain_table(domains),
+        "run_efficiency": run_efficiency_table(predicted_runs),
     }
 
 
@@ -249,9 +267,11 @@ def joint_data(
     frontier_df: pd.DataFrame,
     shapes_df: pd.DataFrame,
     domains_df: pd.DataFrame,
+    predicted_runs_df: pd.DataFrame,
 ) -> tuple[JointData, dict[str, LawTable]]:
-    """The model's arrays from the four validated tables, and each law's table (provenance)."""
-    tables = law_tables(shapes_df, domains_df)
+    """The model's arrays from the validated tables (``predicted_runs_df``: the published runs
+    with the model's predicted MFU on each run's plan), and each law's table (provenance)."""
+    tables = law_tables(shapes_df, domains_df, predicted_runs_df)
     data = JointData(
         trend_observations(hardware_df),
         frontier_observations(frontier_df),
@@ -282,7 +302,8 @@ def joint_model(
     observed: bool = True,
     free_inputs: Mapping[str, Any] | None = None,
 ) -> None:
-    """Trends, frontier compute and the four laws (independent likelihoods, one posterior), and
+    """Trends, frontier compute, the four laws and the run efficiency (independent likelihoods,
+    one posterior), and
     the free block of the inputs no data touches (:func:`free_inputs_model`).
 
     ``observed=False`` drops every observed value (prior and posterior predictive draws).
@@ -299,6 +320,7 @@ def joint_model(
     batch_law_model(data.batch, law_priors.batch, None, observed)
     utilization_law_model(data.utilization, law_priors.utilization, None, observed)
     domain_growth_model(data.domain, law_priors.domain, None, observed)
+    run_efficiency_model(data.run_efficiency, law_priors.run_efficiency, None, observed)
 
 
 def free_input_distributions(prior_set: Any, posterior_variables: Any) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from adversarial.harness import (
     run_main,
     snapshot,
 )
+from forecast.config.paths import DATA_TABLE_FILES
 
 CASES_DIR = Path(__file__).resolve().parent / "cases" / "run"
 BASELINE = REPO_ROOT / "priors" / "baseline.toml"
@@ -102,7 +103,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(tmp_path: Path, published: Path) -> Project:
     data = tmp_path / "data"
     data.mkdir()
-    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
+    for name in DATA_TABLE_FILES:
         shutil.copy2(REPO_ROOT / "data" / name, data / name)
     outputs = tmp_path / "outputs"
     shutil.copytree(published, outputs)

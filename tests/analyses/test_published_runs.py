@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -64,3 +65,72 @@ def test_runs_command_prints_the_records():
     assert out["summary"]["evaluated"] == 3
     text = CliRunner().invoke(app, ["runs", "--run", "PaLM"])
     assert "PaLM 540B" in text.stdout and "predicted / observed" in text.stdout
+
+
+# ----------------------------------------------------------------------------- fitted: leave one out
+
+
+@pytest.fixture(scope="module")
+def loo_output() -> dict:
+    """`wallcast runs --loo --json`: one exact NUTS refit of the run-efficiency likelihood per
+    held-out run (about a minute on 2 cores)."""
+    res = CliRunner().invoke(app, ["runs", "--loo", "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.mark.slow
+def test_held_out_runs_are_predicted_with_calibrated_intervals(loo_output):
+    """Issue 22's check: each held-out run's 80 % predictive interval (software efficiency fitted
+    on the other runs) covers 60-95 % of runs, and the held-out median is within 1.5x of the
+    observed MFU for at least 8 in 10.  Measured 2026-12-02: 10 of 12 covered, 12 of 12 within
+    1.5x, median ratio 1.06 (docs/validation.md section 11)."""
+    summary = loo_output["summary"]
+    assert summary["runs"] >= 10
+    assert 0.6 <= summary["coverage_80"] <= 0.95
+    assert summary["within_1_5x"] >= 0.8 * summary["runs"]
+    for r in loo_output["runs"]:
+        assert r["loo_low"] < r["loo_median"] < r["loo_high"]
+        assert r["covered"] == (r["loo_low"] <= r["observed_mfu"] <= r["loo_high"])
+        assert r["loo_ratio"] == pytest.approx(r["loo_median"] / r["observed_mfu"])
+        # fitted without the run, the efficiency stays below 1: runs lose time the model does not
+        # charge, never less
+        assert 0.7 < r["efficiency_median"] < 1.0
+
+
+@pytest.mark.slow
+def test_each_held_out_run_is_refitted_without_it(loo_output):
+    """Leaving out the run the model overpredicts most raises the efficiency fitted without it
+    above the typical refit, leaving out the one it underpredicts most lowers it (a refit per run,
+    not one fit reused; measured 0.916 and 0.875 around a median of 0.90)."""
+    runs = loo_output["runs"]
+    typical = float(np.median([r["efficiency_median"] for r in runs]))
+    over = max(runs, key=lambda r: r["predicted_mfu"] / r["observed_mfu"])
+    under = min(runs, key=lambda r: r["predicted_mfu"] / r["observed_mfu"])
+    assert over["efficiency_median"] > typical > under["efficiency_median"]
+
+
+def test_the_efficiency_likelihood_is_fitted_to_the_evaluated_runs(records):
+    """The joint model's run rows are exactly the runs the evaluator predicts (x = its
+    prediction, y = the observed MFU), in table order."""
+    import pandas as pd
+
+    from forecast.stats.run_efficiency import run_efficiency_table
+
+    frame = pd.DataFrame(
+        [
+            {
+                "run": r["run"],
+                "architecture": "dense",
+                "observed_mfu": r["observed_mfu"],
+                "predicted_mfu": r.get("predicted_mfu", float("nan")),
+                "source_url": "x",
+            }
+            for r in records
+        ]
+    )
+    table = run_efficiency_table(frame)
+    evaluated = [r for r in records if r["skipped"] is None]
+    assert table.names == tuple(r["run"] for r in evaluated)
+    assert np.allclose(10 ** np.asarray(table.data.x), [r["predicted_mfu"] for r in evaluated])
+    assert np.allclose(10 ** np.asarray(table.data.y), [r["observed_mfu"] for r in evaluated])

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from forecast.cli import app
+from forecast.config.paths import DATA_TABLE_FILES
 from forecast.data import ingest as landing
 from forecast.data.hardware import HARDWARE_COLUMNS, load_hardware
 from forecast.data.ingest import PROCESSED_DIR, REJECTED_DIR, ingest_file, pending_files
@@ -47,7 +48,7 @@ def _csv(rows: list[dict[str, str]]) -> str:
 def data_dir(tmp_path: Path) -> Path:
     d = tmp_path / "data"
     (d / "incoming").mkdir(parents=True)
-    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
+    for name in DATA_TABLE_FILES:
         shutil.copy(REPO_DATA / name, d / name)
     return d
 

@@ -28,6 +28,7 @@ from flows.refresh import (
     summary_markdown,
 )
 from forecast.config.filelock import LockBusyError, exclusive_lock
+from forecast.config.paths import DATA_TABLE_FILES
 from forecast.data.hardware import load_hardware
 from forecast.store.identity import code_hash
 from forecast.store.reader import latest_forecast_path
@@ -57,7 +58,7 @@ def ws(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("flows")
     data = root / "data"
     data.mkdir()
-    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
+    for name in DATA_TABLE_FILES:
         shutil.copy(REPO / "data" / name, data / name)
     overlay = root / "fast-kernels.toml"
     overlay.write_text(OVERLAY)
@@ -215,7 +216,7 @@ def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
     """`wallcast serve` for real: a bad file is rejected, a good one yields a new forecast."""
     data, outputs = tmp_path / "data", tmp_path / "outputs"
     (data / "incoming").mkdir(parents=True)
-    for name in ("hardware.csv", "frontier_runs.csv", "model_shapes.csv", "scaleup_domains.csv"):
+    for name in DATA_TABLE_FILES:
         shutil.copy(REPO / "data" / name, data / name)
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env.update(PREFECT_HOME=str(tmp_path / "home"), PREFECT_SERVER_ANALYTICS_ENABLED="false")

@@ -17,6 +17,7 @@ import xarray as xr
 from forecast.config.runtime import init_jax
 from forecast.inference.fit import fit_joint
 from forecast.inference.gate import ConvergenceError, check_convergence
+from forecast.inference.run_predictions import predicted_runs
 from forecast.inference.propagate import scenario_seed
 from forecast.jobs import forecast_job
 from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
@@ -35,6 +36,7 @@ from forecast.stats.scaling_laws import (
     domain_growth_model,
     utilization_law_model,
 )
+from forecast.stats.run_efficiency import run_efficiency_model
 from forecast.stats.trends import trend_priors_from_prior_set
 
 pytestmark = pytest.mark.slow
@@ -100,6 +102,8 @@ TRUTH = {
     "log10_domain_2024": math.log10(40.0),
     "domain_growth_dex_per_year": 0.16,
     "domain_noise_dex": 0.12,
+    "log10_software_efficiency": math.log10(0.8),
+    "run_mfu_noise_dex": 0.07,
 }
 
 
@@ -117,12 +121,17 @@ def synthetic_fit():
     """The joint model fitted to law data simulated from known parameters (and the real trends)."""
     init_jax()
     inputs = forecast_job.load_inputs(scenarios=[])
+    predicted = predicted_runs(inputs.training_runs, inputs.hardware)
     real, tables = joint_data(
-        inputs.hardware, inputs.frontier_runs, inputs.model_shapes, inputs.scaleup_domains
+        inputs.hardware,
+        inputs.frontier_runs,
+        inputs.model_shapes,
+        inputs.scaleup_domains,
+        predicted,
     )
     rng = np.random.default_rng(0)
-    keys = jax.random.split(jax.random.PRNGKey(1), 4)
-    n = {"depth": 80, "batch": 80, "utilization": 40, "domain": 14}
+    keys = jax.random.split(jax.random.PRNGKey(1), 5)
+    n = {"depth": 80, "batch": 80, "utilization": 40, "domain": 14, "run_efficiency": 30}
     zeros = {law: np.zeros(k) for law, k in n.items()}
     depth = LawData(rng.uniform(-3.5, 0.5, n["depth"]), zeros["depth"], zeros["depth"])
     batch = LawData(
@@ -130,6 +139,11 @@ def synthetic_fit():
     )
     util = LawData(zeros["utilization"], zeros["utilization"], zeros["utilization"])
     domain = LawData(np.linspace(-6.0, 4.0, n["domain"]), zeros["domain"], zeros["domain"])
+    runs = LawData(
+        np.log10(rng.uniform(0.25, 0.65, n["run_efficiency"])),
+        zeros["run_efficiency"],
+        zeros["run_efficiency"],
+    )
     data = JointData(
         real.hardware,
         real.frontier,
@@ -137,6 +151,7 @@ def synthetic_fit():
         _simulate(batch_law_model, batch, "log10_batch", keys[1]),
         _simulate(utilization_law_model, util, "log10_mfu", keys[2]),
         _simulate(domain_growth_model, domain, "log10_domain", keys[3]),
+        _simulate(run_efficiency_model, runs, "log10_run_mfu", keys[4]),
     )
     synthetic_tables = {
         law: type(t)(
@@ -174,10 +189,10 @@ def _interval(draws: np.ndarray, site: str, prob: float) -> tuple[float, float]:
 
 
 def test_positive_sites_are_the_bounded_ones(synthetic_fit) -> None:
-    """The scales tested by HPD are the six noise and shortfall scales, bounded below by zero
+    """The scales tested by HPD are the seven noise and shortfall scales, bounded below by zero
     (HalfNormal or LogNormal priors: every prior draw positive)."""
     prior = synthetic_fit["prior"]
-    assert len(POSITIVE) == 6
+    assert len(POSITIVE) == 7
     for site in POSITIVE:
         assert bool((prior[site].values > 0).all()), site
 
@@ -340,7 +355,7 @@ def test_input_provenance(joint_forecast) -> None:
 def test_fit_records_law_rows_and_prior_sources(joint_forecast) -> None:
     inputs, tree = joint_forecast
     rows = json.loads(tree.attrs["fit_law_rows"])
-    assert rows == {"depth": 88, "batch": 54, "utilization": 9, "domain": 6}
+    assert rows == {"depth": 88, "batch": 54, "utilization": 9, "domain": 6, "run_efficiency": 12}
     assert json.loads(tree.attrs["fit_law_priors"]) == law_prior_record(inputs.priors)
 
 
