@@ -42,6 +42,24 @@ input only (``2 s b h`` at 16 bit, Korthikanti et al. 2022, section 4), against 
 recomputation (``Assumptions.activation_bytes_per_token_dim``)."""
 
 
+DEPTH_TOLERANCE = 0.1
+"""How far from the depth law a run's depth may move so that its pipeline divides it: 10 %, half
+the law's fitted scatter between published models (``depth_noise_dex`` about 0.08 dex, i.e. about
++-20 %, ``docs/evidence.md``). Llama 3.1 405B's 126 layers over 16 stages and MT-NLG's 105 over 35
+are depths chosen that way.  Farther, the run keeps the law's depth and its stages are uneven
+(:func:`stage_layers`: the slowest stage sets the pace)."""
+
+
+def pipeline_depth(law_layers, chunks, tolerance=DEPTH_TOLERANCE):
+    """A run's depth for a pipeline of ``chunks`` = pp x v: the nearest multiple of ``chunks``
+    where it lies within ``tolerance`` of the law's depth (rounded to whole layers), else that
+    rounded law depth (uneven stages)."""
+    law_layers = jnp.asarray(law_layers, dtype=jnp.float64)
+    rounded = jnp.maximum(jnp.round(law_layers), 1.0)
+    nearest = jnp.maximum(jnp.round(law_layers / chunks), 1.0) * chunks
+    return jnp.where(jnp.abs(nearest - law_layers) <= tolerance * law_layers, nearest, rounded)
+
+
 def stage_layers(layers, pp, virtual_stages):
     """Layers of the slowest stage: ``ceil(L / (pp v))`` per chunk, ``v`` chunks."""
     return jnp.maximum(jnp.ceil(layers / (pp * virtual_stages)), 1.0) * virtual_stages

@@ -6,8 +6,10 @@ layers (whole layers per stage), microbatches of ``k = 1, 2, 4, ..., 64`` whole 
 one sequence split over ``cp = 2, 4, ..., 64`` context-parallel ranks, full recomputation or not,
 and the interleaved 1F1B schedule with ``v = 1, 2, 4`` virtual stages (its microbatches a
 multiple of ``pp``).  The model is the
-compute-optimal one of the budget with whole layers, its depth rounded to a multiple of the
-plan's ``pp x v`` chunks, and heads of 128 (:func:`model_for_budget`).
+compute-optimal one of the budget with whole layers and heads of 128 (:func:`model_for_budget`);
+its depth is a multiple of the plan's ``pp x v`` chunks where one lies within 10 % of the depth
+law's, else the law's with uneven stages (the slowest stage holds ``ceil(L / (pp v))`` layers per
+chunk and sets the pace).
 
 With the microbatch fixed (``b = k S / cp`` tokens per rank) every piece of the step time and of
 the memory is affine in the number of microbatches ``m`` (the plan model's pieces, with the
@@ -31,7 +33,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from forecast.model.launch import HEAD_DIM, KV_HEADS, launch_constants, launch_terms_at
+from forecast.model.launch import (
+    HEAD_DIM,
+    KV_HEADS,
+    launch_constants,
+    launch_terms_at,
+    pipeline_depth,
+)
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import step_pieces, step_time, with_microbatches
 from forecast.model.scaling import (
@@ -102,15 +110,16 @@ class BudgetModel(NamedTuple):
 def model_for_budget(log10_flop, a: Assumptions, layer_multiple=1.0) -> BudgetModel:
     """:func:`forecast.model.scaling.model_shape` with whole layers and heads of 128.
 
-    The depth is the law's rounded to the nearest multiple of ``layer_multiple`` (at least one
-    multiple): a model is built with a layer count its pipeline divides (``pp x v`` chunks of
-    whole layers, as GPT-3's 96 layers over 8 or 16 stages, Megatron-LM's 1T model's 128 over 64),
-    the width keeping ``N``.  ``layer_multiple`` = 1: the law's depth rounded."""
+    The depth is :func:`forecast.model.launch.pipeline_depth`: the nearest multiple of
+    ``layer_multiple`` (a pipeline's ``pp x v`` chunks) where it is within 10 % of the law's, as
+    runs choose a depth their pipeline divides (GPT-3's 96 layers over 8 or 16 stages,
+    Megatron-LM's 1T model's 128 over 64), else the law's depth with uneven stages; the width keeps
+    ``N``.  ``layer_multiple`` = 1: the law's depth rounded."""
     flop = 10.0 ** jnp.asarray(log10_flop, dtype=jnp.float64)
     n = params_for_flop(flop, a.tokens_per_param)
     tokens = a.tokens_per_param * n
     law = layers_for_params(n, a.layers_ref, a.layer_ref_params, a.layer_exponent)
-    layers = jnp.maximum(jnp.round(law / layer_multiple), 1.0) * layer_multiple
+    layers = pipeline_depth(law, layer_multiple)
     d_model = jnp.sqrt(n / ((4.0 + 8.0 * a.moe_active_experts) * layers))
     heads = jnp.maximum(jnp.round(d_model / HEAD_DIM), 1.0)
     kv_heads = jnp.minimum(KV_HEADS, heads)
@@ -139,8 +148,8 @@ def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
 
     ``constants``: :func:`_constants` of the grid (they do not depend on the budget)."""
     chunks = g.pp * g.virtual_stages
-    depth = model_for_budget(x, a).shape.layers  # the law's depth, rounded
-    bm = model_for_budget(x, a, chunks)  # each plan's model: a depth its pipeline divides
+    bm = model_for_budget(x, a, chunks)  # each plan's model: a depth its pipeline may divide
+    depth = bm.shape.layers
     shape, s = bm.shape, a.sequence_length
     b = g.sequences * s / g.cp  # tokens per microbatch per rank
     side = jnp.where(g.two_d, jnp.sqrt(g.tp), g.tp)
