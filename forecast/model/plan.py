@@ -14,7 +14,8 @@ Per layer and microbatch, on one accelerator, each phase costs the largest of
   bandwidth;
 * tensor comm  1D: per layer 4 all-gathers and 4 reduce-scatters of ``b d p`` bytes (sequence
   parallelism, Korthikanti et al. 2022: two of each forward, two backward), i.e. 8 one-pass
-  collectives on the 8 serial matmul steps; 2D: all-gathers/reduce-scatters on both mesh axes,
+  collectives on the 8 serial matmul steps; 2D: all-gathers/reduce-scatters alternating between
+  the mesh axes, 8 and 24 ``b d p / g`` per layer on the two (the heavy side on the faster axis),
   the backward pass moving as much as the forward (the weight gradient needs no collective);
   over a **hierarchical** network: inside the scale-up domain at scale-up speed, across domains on
   the accelerator's NIC share;
@@ -137,22 +138,21 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
     comm_1d = 8.0 * p * _collective_time_per_byte(r1, k1, w_up, w_out, 1.0)
     lat_1d = jnp.where(tp > 1.0, collective_latency(r1, k1, a, 1.0), 0.0)
     # 2D: each matmul gathers its input over one axis and reduce-scatters its output over the
-    # other, b (d_in + d_out) p / g bytes: forward 16 b d p / g per layer (QKV d -> 3d, output
-    # d -> d, MLP d -> 4d -> d), 8 per axis.  The backward pass does the same for the activation
-    # gradient; the weight gradient multiplies operands already gathered and needs no collective
-    # (as in 1D).  So 16 b d p / g per axis and layer; axis A fills the domain first.  Each
-    # serial step gathers on one axis and scatters on the other (one pass each).
+    # other, b (d_in + d_out) p / g bytes, and the next matmul's input is sharded on the axis the
+    # previous one scattered to, so the axes alternate: QKV gathers d on X and scatters 3d on Y,
+    # the output projection gathers d on Y and scatters d on X, the MLP gathers d on X, scatters
+    # 4d on Y, gathers 4d on Y and scatters d on X.  Forward: 4 b d p / g on X, 12 on Y.  The
+    # backward pass does the same for the activation gradient; the weight gradient multiplies
+    # operands already gathered and needs no collective (as in 1D).  So 8 and 24 b d p / g per
+    # layer on the two axes, and a run puts the heavy side on its faster axis: axis A fills the
+    # domain first, and the orientation is the cheaper of the two.  One pass each.
     ra, ka = _group_layout(g, domain)
     rb = jnp.clip(domain / ra, 1.0, g)
     kb = g / rb
+    per_byte_a = _collective_time_per_byte(ra, ka, w_up, w_out, 1.0)
+    per_byte_b = _collective_time_per_byte(rb, kb, w_up, w_out, 1.0)
     comm_2d = (
-        16.0
-        * p
-        / g
-        * (
-            _collective_time_per_byte(ra, ka, w_up, w_out, 1.0)
-            + _collective_time_per_byte(rb, kb, w_up, w_out, 1.0)
-        )
+        8.0 * p / g * jnp.minimum(3.0 * per_byte_a + per_byte_b, per_byte_a + 3.0 * per_byte_b)
     )
     lat_2d = jnp.where(
         g > 1.0, collective_latency(ra, ka, a, 1.0) + collective_latency(rb, kb, a, 1.0), 0.0

@@ -1,8 +1,8 @@
 """The ``realistic`` regime's plan search: the best plan a run could launch, per compute budget.
 
 Plans are those of :mod:`forecast.model.launch`: every power-of-two tp (1D no wider than the
-attention heads, 2D meshes whose side is no wider), every power-of-two pp no deeper than the
-layers (whole layers per stage), microbatches of ``k = 1, 2, 4, ..., 64`` whole sequences or of
+attention heads, 2D meshes whose side is no wider), every pp of the form 2^j or 3 x 2^j no deeper
+than the layers (whole layers per stage, :data:`PIPELINE_FACTORS`), microbatches of ``k = 1, 2, 4, ..., 64`` whole sequences or of
 one sequence split over ``cp = 2, 4, ..., 64`` context-parallel ranks, full recomputation or not,
 and the interleaved 1F1B schedule with ``v = 1, 2, 4`` virtual stages (its microbatches a
 multiple of ``pp``).  The model is the
@@ -67,15 +67,26 @@ class LaunchGrid(NamedTuple):
     recompute: np.ndarray  # 0.0 or 1.0
 
 
-def launch_grid(max_log2_tp: int = 18, max_log2_pp: int = 12) -> LaunchGrid:
-    """Every launchable shape: tp and pp powers of two (2D from a 2 x 2 mesh), microbatch
-    options ``(k, cp)`` with one of the two equal to 1, v in ``VIRTUAL_STAGES`` (v > 1 only with a
-    pipeline), with and without full recomputation."""
+PIPELINE_FACTORS: tuple[float, ...] = (1.0, 3.0)
+"""Pipeline depths are ``f x 2^j``: powers of two and three times them (3, 6, 12, 24, ...), so
+that a depth near the law's splits evenly more often (BLOOM ran 12 stages, Megatron-LM's 530B
+model 35; a model of 288 layers takes 96 stages of 3, where powers of two need 256 or 320)."""
+
+
+def launch_grid(
+    max_log2_tp: int = 18, max_log2_pp: int = 12, pp_factors: tuple[float, ...] = PIPELINE_FACTORS
+) -> LaunchGrid:
+    """Every launchable shape: tp a power of two (2D from a 2 x 2 mesh), pp ``f x 2^j`` for ``f``
+    in ``pp_factors`` up to ``2^max_log2_pp``, microbatch options ``(k, cp)`` with one of the two
+    equal to 1, v in ``VIRTUAL_STAGES`` (v > 1 only with a pipeline), with and without full
+    recomputation."""
     tp_1d = 2.0 ** np.arange(0, max_log2_tp + 1)
     tp_2d = 2.0 ** np.arange(2, max_log2_tp + 1, 2)  # square meshes: g = 2, 4, ..., 2^(max/2)
     tps = np.concatenate([tp_1d, tp_2d])
     layouts = np.concatenate([np.zeros(tp_1d.size, bool), np.ones(tp_2d.size, bool)])
-    pps = 2.0 ** np.arange(0, max_log2_pp + 1)
+    top = 2.0**max_log2_pp
+    pps = np.unique([f * 2.0**j for f in pp_factors for j in range(max_log2_pp + 1)])
+    pps = pps[pps <= top]
     micro = [(2.0**j, 1.0) for j in range(MAX_LOG2_SEQUENCES + 1)]
     micro += [(1.0, 2.0**j) for j in range(1, MAX_LOG2_CONTEXT + 1)]
     rows = []

@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 # at commit 79e61aa (before the walls service existed; the command ran its own loop over
 # forecast.model.search.find_walls), data/hardware.csv of that commit, on x86-64 CPU with JAX in
 # float64; regenerated the same way after the step-time physics of issue 11 (docs/validation.md
-# section 8) and after the four fixes of issue 22 (section 9, with the records' regime keys).  They pin the service to the command's numbers; a deliberate change of the model
+# section 8), after the four fixes of issue 22 (section 9, with the records' regime keys) and
+# after the 2D axes were oriented (review finding 2, section 9).  They pin the service to the command's numbers; a deliberate change of the model
 # (forecast/model/) moves them, and then they are regenerated the same way.
 REFERENCE_RECORDS = [
     {
@@ -42,20 +43,20 @@ REFERENCE_RECORDS = [
         "moe_experts": 1,
         "moe_active_experts": 1,
         "utilization_threshold": 0.8,
-        "max_utilization": 0.6999277152165638,
-        "data_movement_wall_flop": 2.2049597277586047e28,
-        "data_movement_wall_log10_flop": 28.343400661753094,
+        "max_utilization": 0.6999277152165637,
+        "data_movement_wall_flop": 5.099539971155519e28,
+        "data_movement_wall_log10_flop": 28.707531000215617,
         "latency_wall_flop": 4.549880601500462e31,
         "latency_wall_log10_flop": 31.657999999999998,
         "plan_at_wall": {
-            "tensor_parallel": 64,
+            "tensor_parallel": 128,
             "tensor_parallel_layout": "2D",
             "pipeline_parallel": 256,
-            "microbatches": 1219.7075601995962,
-            "data_parallel": 312.60246513059485,
-            "microbatch_tokens": 495.5813350293176,
-            "accelerators": 5121678.788699666,
-            "utilization": 0.5598037204697095,
+            "microbatches": 1224.4517772061438,
+            "data_parallel": 361.4748927528153,
+            "microbatch_tokens": 496.46277786514554,
+            "accelerators": 11844809.285724252,
+            "utilization": 0.5598225449255387,
         },
         "hardware": {
             "flops": 989000000000000.0,
@@ -68,9 +69,9 @@ REFERENCE_RECORDS = [
         "assumptions": [],
         "note": None,
         "regime": "paper",
-        "regime_note": "paper: plans relaxed to continuous quantities (microbatches of any "
-        "number of tokens, fractional degrees and layers per stage), as Erdil & "
-        "Schneider-Joseph (2024)",
+        "regime_note": "paper: plans relaxed to continuous quantities (microbatches of any number of "
+        "tokens, fractional degrees and layers per stage), as Erdil & Schneider-Joseph "
+        "(2024)",
     },
     {
         "accelerator": "NVIDIA A100 SXM4 80GB",
@@ -79,20 +80,20 @@ REFERENCE_RECORDS = [
         "moe_experts": 1,
         "moe_active_experts": 1,
         "utilization_threshold": 0.8,
-        "max_utilization": 0.6999587375469144,
-        "data_movement_wall_flop": 2.7028800645428447e28,
-        "data_movement_wall_log10_flop": 28.431826775087238,
+        "max_utilization": 0.6999598944785108,
+        "data_movement_wall_flop": 1.4428255565634796e29,
+        "data_movement_wall_log10_flop": 29.159213826310726,
         "latency_wall_flop": 3.908408957924041e31,
         "latency_wall_log10_flop": 31.592000000000002,
         "plan_at_wall": {
-            "tensor_parallel": 128,
+            "tensor_parallel": 512,
             "tensor_parallel_layout": "2D",
             "pipeline_parallel": 256,
-            "microbatches": 1265.393077646967,
-            "data_parallel": 607.1893687347224,
-            "microbatch_tokens": 255.1115624728401,
-            "accelerators": 19896381.234699383,
-            "utilization": 0.5599404413665957,
+            "microbatches": 1278.3194047033862,
+            "data_parallel": 810.2679889548981,
+            "microbatch_tokens": 255.824045210729,
+            "accelerators": 106203445.8482964,
+            "utilization": 0.5599694994524693,
         },
         "hardware": {
             "flops": 312000000000000.0,
@@ -105,9 +106,9 @@ REFERENCE_RECORDS = [
         "assumptions": [],
         "note": None,
         "regime": "paper",
-        "regime_note": "paper: plans relaxed to continuous quantities (microbatches of any "
-        "number of tokens, fractional degrees and layers per stage), as Erdil & "
-        "Schneider-Joseph (2024)",
+        "regime_note": "paper: plans relaxed to continuous quantities (microbatches of any number of "
+        "tokens, fractional degrees and layers per stage), as Erdil & Schneider-Joseph "
+        "(2024)",
     },
 ]
 

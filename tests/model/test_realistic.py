@@ -69,7 +69,8 @@ def _launchable(plan: dict, log10_flop: float, a: Assumptions = A) -> None:
     layers = float(bm.shape.layers)
     assert layers == round(layers)  # whole layers; the slowest stage holds ceil(L / chunks)
     law = float(model_for_budget(log10_flop, a).shape.layers)
-    assert layers % chunks == 0 and abs(layers - law) <= 0.1 * law or layers == law
+    # within 10 % of the continuous law, which the whole-layer law is within half a layer of
+    assert layers % chunks == 0 and abs(layers - law) <= 0.1 * law + 0.5 or layers == law
     side = plan["tensor_parallel"]
     if plan["tensor_parallel_layout"] == "2D":
         side = math.isqrt(side)
@@ -129,21 +130,31 @@ def test_the_searched_plan_evaluates_to_the_same_utilization(h100_realistic):
 
 
 def test_paper_and_realistic_walls_differ_by_what_separates_them(h100_paper, h100_realistic):
-    """Measured (docs/validation.md section 10): the realistic H100 walls sit within 0.3 dex of
-    the paper's.  At the data-movement wall context parallelism (16 ranks, 512 tokens each)
-    recovers the paper's sub-sequence microbatches and interleaving its small bubble; the
-    latency wall falls (no 1-token microbatch, tp within the heads, K/V collectives)."""
+    """Measured (docs/validation.md section 10): the realistic H100 data-movement wall sits
+    0.5 dex below the paper's (1.6e28 against 5.1e28).  Context parallelism (16 ranks, 512 tokens
+    each) recovers the paper's sub-sequence microbatches; what it cannot recover is the paper's
+    tp 128 on a 2D mesh (not square: the largest square mesh below is 8 x 8) and 256 stages of 1.35
+    layers (a depth within 10 % of the law splits into 96 stages of 3).  The latency wall falls
+    (no 1-token microbatch, tp within the heads, K/V collectives)."""
+    paper, real = h100_paper.plan_at_wall, h100_realistic.plan_at_wall
     dm_gap = h100_realistic.data_movement_wall_log10_flop - h100_paper.data_movement_wall_log10_flop
     lat_gap = h100_realistic.latency_wall_log10_flop - h100_paper.latency_wall_log10_flop
-    assert abs(dm_gap) < 0.3
+    assert -0.8 < dm_gap < -0.2
     assert -0.5 < lat_gap < 0.0
-    assert h100_realistic.plan_at_wall["context_parallel"] > 1
+    assert real["context_parallel"] > 1
+    assert (
+        paper["tensor_parallel_layout"] == "2D"
+        and math.isqrt(paper["tensor_parallel"]) ** 2 != paper["tensor_parallel"]
+    )
+    assert real["tensor_parallel"] < paper["tensor_parallel"]
+    assert real["pipeline_parallel"] < paper["pipeline_parallel"]
 
 
 def test_whole_sequences_alone_would_move_the_wall_far_in():
     """Without context parallelism (cp = 1 only) a microbatch holds at least a whole 8k sequence,
     far above the ~500-token HBM balance point the wall plans use: the data-movement wall falls
-    by more than an order of magnitude (the issue measured 3.1e28 -> 3.8e26 before fixes a-d)."""
+    by about an order of magnitude (measured: below 1.8e27 without, 1.6e28 with; the issue
+    measured 3.1e28 -> 3.8e26 before fixes a-d and without interleaving)."""
     grid = launch_grid()
     whole = type(grid)(*(np.asarray(v)[grid.cp == 1.0] for v in grid))
     x = np.arange(25.0, 29.01, 0.25)
@@ -151,8 +162,8 @@ def test_whole_sequences_alone_would_move_the_wall_far_in():
     without = launch_curve(H100, A, x, whole)
     level = 0.8 * 0.7
     i = int(np.argmax(np.asarray(without.utilization) < level))
-    assert x[i] <= 27.0  # the realistic wall with cp: 2.7e28 (measured), 1.4 dex further
-    assert float(with_cp.utilization[i]) >= level
+    assert x[i] <= 27.25
+    assert float(with_cp.utilization[i + 3]) >= level  # still above the level 0.75 dex further
     assert (np.asarray(with_cp.utilization) >= np.asarray(without.utilization) - 1e-12).all()
 
 
