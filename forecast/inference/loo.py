@@ -1,7 +1,7 @@
 """Leave-one-out predictive checks of every likelihood of the joint model.
 
 For each observed site of :func:`forecast.stats.joint.joint_model` (a hardware spec, a record run, a
-model's depth, batch or MFU, a system's domain size, a published run's MFU), the LOO-PIT is the probability that a
+model's depth, batch or MFU, a system's domain size, a published run's MFU, a model's sequence length), the LOO-PIT is the probability that a
 posterior predictive draw from the model fitted *without that row* falls below the observed value.
 It comes from the one joint fit by Pareto-smoothed importance sampling (PSIS-LOO, Vehtari, Gelman &
 Gabry 2017, [vehtari2017]; ``arviz_stats.loo_pit``), so no refit is needed. A calibrated
@@ -34,6 +34,7 @@ LIKELIHOODS: dict[str, tuple[str, str]] = {
     "utilization": ("log10_mfu", "data/model_shapes.csv"),
     "domain": ("log10_domain", "data/scaleup_domains.csv"),
     "run_efficiency": ("log10_run_mfu", "data/training_runs.csv"),
+    "sequence": ("log10_sequence", "data/model_shapes.csv"),
 }
 """Each likelihood of the joint model: its observed site and its table."""
 

@@ -8,7 +8,9 @@ One pure model (:func:`joint_model`, data and priors in, no I/O) holds
 * the four laws of :mod:`forecast.stats.scaling_laws`: depth, batch, utilization and domain growth,
   each with its likelihood (``docs/evidence.md`` states and justifies each observation model);
 * the run-efficiency likelihood of :mod:`forecast.stats.run_efficiency`: published runs' achieved
-  MFU against the step-time model's prediction on each run's own plan.
+  MFU against the step-time model's prediction on each run's own plan;
+* the sequence-length law of :mod:`forecast.stats.sequence_length`: published pretraining context
+  lengths by year (the realistic regime's sequence input).
 
 The law parameters that the forecast propagates (:data:`forecast.priors.registry.FITTED_INPUTS`)
 take their priors from the **base prior file** (:func:`law_priors_from_prior_set`): the file's
@@ -81,6 +83,14 @@ from forecast.stats.scaling_laws import (
     utilization_law_model,
     utilization_table,
 )
+from forecast.stats.sequence_length import (
+    SEQUENCE_PARAMETERS,
+    SEQUENCE_PRIORS,
+    SEQUENCE_SITE,
+    SequencePriors,
+    sequence_law_model,
+    sequence_table,
+)
 from forecast.stats.trends import (
     FrontierObservations,
     HardwareObservations,
@@ -90,7 +100,7 @@ from forecast.stats.trends import (
     trend_observations,
 )
 
-LAWS: tuple[str, ...] = ("depth", "batch", "utilization", "domain", "run_efficiency")
+LAWS: tuple[str, ...] = ("depth", "batch", "utilization", "domain", "run_efficiency", "sequence")
 
 LAW_OBSERVED_SITES: dict[str, str] = {
     "depth": "log10_layers",
@@ -98,6 +108,7 @@ LAW_OBSERVED_SITES: dict[str, str] = {
     "utilization": "log10_mfu",
     "domain": "log10_domain",
     "run_efficiency": RUN_MFU_SITE,
+    "sequence": SEQUENCE_SITE,
 }
 """Likelihood site of each law (its plate is ``<site>_row``)."""
 
@@ -126,6 +137,7 @@ LAW_PARAMETERS: dict[str, tuple[str, ...]] = {
         "domain_growth_per_year",
     ),
     "run_efficiency": RUN_EFFICIENCY_PARAMETERS,
+    "sequence": SEQUENCE_PARAMETERS,
 }
 """Posterior variables of each law: sample sites, then deterministic sites in model units."""
 
@@ -211,6 +223,7 @@ class LawPriors(NamedTuple):
     utilization: UtilizationPriors = UTILIZATION_PRIORS
     domain: DomainPriors = DOMAIN_PRIORS
     run_efficiency: RunEfficiencyPriors = RUN_EFFICIENCY_PRIORS
+    sequence: SequencePriors = SEQUENCE_PRIORS
 
 
 def law_priors_from_prior_set(prior_set: Any) -> LawPriors:
@@ -246,6 +259,7 @@ class JointData(NamedTuple):
     utilization: LawData
     domain: LawData
     run_efficiency: LawData
+    sequence: LawData
 
 
 def law_tables(
@@ -259,6 +273,7 @@ def law_tables(
         "utilization": utilization_table(shapes),
         "domain": domain_table(domains),
         "run_efficiency": run_efficiency_table(predicted_runs),
+        "sequence": sequence_table(shapes),
     }
 
 
@@ -302,8 +317,8 @@ def joint_model(
     observed: bool = True,
     free_inputs: Mapping[str, Any] | None = None,
 ) -> None:
-    """Trends, frontier compute, the four laws and the run efficiency (independent likelihoods,
-    one posterior), and
+    """Trends, frontier compute, the four laws, the run efficiency and the sequence length
+    (independent likelihoods, one posterior), and
     the free block of the inputs no data touches (:func:`free_inputs_model`).
 
     ``observed=False`` drops every observed value (prior and posterior predictive draws).
@@ -321,6 +336,7 @@ def joint_model(
     utilization_law_model(data.utilization, law_priors.utilization, None, observed)
     domain_growth_model(data.domain, law_priors.domain, None, observed)
     run_efficiency_model(data.run_efficiency, law_priors.run_efficiency, None, observed)
+    sequence_law_model(data.sequence, law_priors.sequence, None, observed)
 
 
 def free_input_distributions(prior_set: Any, posterior_variables: Any) -> dict[str, Any]:

@@ -17,8 +17,8 @@ import xarray as xr
 from forecast.config.runtime import init_jax
 from forecast.inference.fit import fit_joint
 from forecast.inference.gate import ConvergenceError, check_convergence
-from forecast.inference.run_predictions import predicted_runs
 from forecast.inference.propagate import scenario_seed
+from forecast.inference.run_predictions import predicted_runs
 from forecast.jobs import forecast_job
 from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
 from forecast.stats.joint import (
@@ -29,6 +29,7 @@ from forecast.stats.joint import (
     law_priors_from_prior_set,
     site_prior,
 )
+from forecast.stats.run_efficiency import run_efficiency_model
 from forecast.stats.scaling_laws import (
     LawData,
     batch_law_model,
@@ -36,7 +37,7 @@ from forecast.stats.scaling_laws import (
     domain_growth_model,
     utilization_law_model,
 )
-from forecast.stats.run_efficiency import run_efficiency_model
+from forecast.stats.sequence_length import sequence_law_model
 from forecast.stats.trends import trend_priors_from_prior_set
 
 pytestmark = pytest.mark.slow
@@ -104,6 +105,9 @@ TRUTH = {
     "domain_noise_dex": 0.12,
     "log10_software_efficiency": math.log10(0.8),
     "run_mfu_noise_dex": 0.07,
+    "log10_sequence_2024": math.log10(6000.0),
+    "sequence_growth_dex_per_year": 0.12,
+    "sequence_noise_dex": 0.15,
 }
 
 
@@ -130,8 +134,15 @@ def synthetic_fit():
         predicted,
     )
     rng = np.random.default_rng(0)
-    keys = jax.random.split(jax.random.PRNGKey(1), 5)
-    n = {"depth": 80, "batch": 80, "utilization": 40, "domain": 14, "run_efficiency": 30}
+    keys = jax.random.split(jax.random.PRNGKey(1), 6)
+    n = {
+        "depth": 80,
+        "batch": 80,
+        "utilization": 40,
+        "domain": 14,
+        "run_efficiency": 30,
+        "sequence": 60,
+    }
     zeros = {law: np.zeros(k) for law, k in n.items()}
     depth = LawData(rng.uniform(-3.5, 0.5, n["depth"]), zeros["depth"], zeros["depth"])
     batch = LawData(
@@ -144,6 +155,7 @@ def synthetic_fit():
         zeros["run_efficiency"],
         zeros["run_efficiency"],
     )
+    sequence = LawData(rng.uniform(-6.0, 1.5, n["sequence"]), zeros["sequence"], zeros["sequence"])
     data = JointData(
         real.hardware,
         real.frontier,
@@ -152,6 +164,7 @@ def synthetic_fit():
         _simulate(utilization_law_model, util, "log10_mfu", keys[2]),
         _simulate(domain_growth_model, domain, "log10_domain", keys[3]),
         _simulate(run_efficiency_model, runs, "log10_run_mfu", keys[4]),
+        _simulate(sequence_law_model, sequence, "log10_sequence", keys[5]),
     )
     synthetic_tables = {
         law: type(t)(
@@ -189,10 +202,10 @@ def _interval(draws: np.ndarray, site: str, prob: float) -> tuple[float, float]:
 
 
 def test_positive_sites_are_the_bounded_ones(synthetic_fit) -> None:
-    """The scales tested by HPD are the seven noise and shortfall scales, bounded below by zero
+    """The scales tested by HPD are the eight noise and shortfall scales, bounded below by zero
     (HalfNormal or LogNormal priors: every prior draw positive)."""
     prior = synthetic_fit["prior"]
-    assert len(POSITIVE) == 7
+    assert len(POSITIVE) == 8
     for site in POSITIVE:
         assert bool((prior[site].values > 0).all()), site
 
@@ -355,7 +368,14 @@ def test_input_provenance(joint_forecast) -> None:
 def test_fit_records_law_rows_and_prior_sources(joint_forecast) -> None:
     inputs, tree = joint_forecast
     rows = json.loads(tree.attrs["fit_law_rows"])
-    assert rows == {"depth": 88, "batch": 54, "utilization": 9, "domain": 6, "run_efficiency": 12}
+    assert rows == {
+        "depth": 88,
+        "batch": 54,
+        "utilization": 9,
+        "domain": 6,
+        "run_efficiency": 12,
+        "sequence": 97,
+    }
     assert json.loads(tree.attrs["fit_law_priors"]) == law_prior_record(inputs.priors)
 
 
