@@ -289,3 +289,50 @@ def test_reproducer_hbm_bandwidth_lowers_dm_wall():
     # (the optimizer step runs at the HBM rate since issue 11: the maxima differ by ~1e-4)
     assert base.max_utilization == pytest.approx(fast.max_utilization, rel=1e-3)
     assert fast.data_movement_wall_log10_flop >= base.data_movement_wall_log10_flop - TOL
+
+
+# ----------------------------------------------------------------------------- realistic regime
+
+REALISTIC_SETTINGS = settings(SETTINGS, max_examples=6)  # ~10 s an example on 2 cores
+REALISTIC_GRID = np.round(np.arange(23.0, 34.0001, 0.25), 4)
+REALISTIC_BETTER = (
+    "hbm_bandwidth",
+    "scaleup_bandwidth",
+    "scaleout_bandwidth",
+    "hbm_capacity",
+    "duration_s",
+    "scaleup_domain_size",
+)
+
+
+def _realistic_walls(hw: Hardware, a: Assumptions) -> tuple[float, float]:
+    """(first budget below 80 % of the curve's maximum, last feasible budget) of the realistic
+    search on :data:`REALISTIC_GRID` (grid points: a wall moves by whole steps or not at all)."""
+    from forecast.model.realistic import launch_curve
+
+    res = launch_curve(hw, a, REALISTIC_GRID)
+    u = np.asarray(res.utilization, dtype=float)
+    ok = np.asarray(res.feasible, dtype=bool)
+    if not ok.any():
+        return -np.inf, -np.inf
+    below = np.flatnonzero((u < 0.8 * u.max()) & (np.arange(u.size) > np.argmax(u)))
+    dm = REALISTIC_GRID[below[0]] if below.size else np.inf
+    return float(dm), float(REALISTIC_GRID[np.flatnonzero(ok)[-1]])
+
+
+@REALISTIC_SETTINGS
+@given(scenarios())
+def test_realistic_walls_never_fall_with_better_memory_network_or_time(s):
+    """Issue 22: in the realistic regime too, more HBM bandwidth or capacity, more scale-up or
+    scale-out bandwidth, a larger domain or a longer run never lower either wall (every
+    launchable plan's step time falls or its memory room grows, and the closed-form microbatch
+    count never shrinks).  Faster chips alone can lower a wall (the paper's point), so FLOP/s is
+    not among them."""
+    hw, a, f = s
+    base = _realistic_walls(hw, a)
+    for field in REALISTIC_BETTER:
+        if field in Hardware._fields:
+            better = _realistic_walls(hw._replace(**{field: getattr(hw, field) * f}), a)
+        else:
+            better = _realistic_walls(hw, a._replace(**{field: getattr(a, field) * f}))
+        assert better[0] >= base[0] and better[1] >= base[1], (field, f, base, better, hw, a)
