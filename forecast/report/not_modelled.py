@@ -54,9 +54,10 @@ NOT_MODELLED: tuple[NotModelled, ...] = (
         "Pipeline schedules beyond interleaved 1F1B",
     ),
     NotModelled(
-        "The plan search uses powers of two for tensor and pipeline parallelism; other degrees "
-        "(e.g. 96) would smooth the dips in utilization where tensor parallelism must double.",
-        "The plan search is over powers of two",
+        "The forecast's plan search (the paper regime) uses powers of two for tensor and pipeline "
+        "parallelism (the realistic regime adds pipelines of 3 x 2^j stages); other degrees would "
+        "smooth the dips in utilization where tensor parallelism must double.",
+        "The paper regime's plan search is over powers of two",
     ),
     NotModelled(
         "Hardware: one frontier accelerator per year on smooth trends; one-off jumps beyond the "
