@@ -19,13 +19,17 @@ from typing import Any
 import jax
 import numpy as np
 import pandas as pd
-from numpyro.infer import MCMC, NUTS
 
+from forecast.analyses.law_holdout import _mcmc, _run
 from forecast.config.runtime import init_jax
 from forecast.data.hardware import load_hardware
 from forecast.data.training_runs import load_training_runs
 from forecast.inference.run_predictions import predicted_runs, run_record
-from forecast.stats.run_efficiency import run_efficiency_model, run_efficiency_table
+from forecast.stats.run_efficiency import (
+    RUN_EFFICIENCY_PRIORS,
+    run_efficiency_model,
+    run_efficiency_table,
+)
 
 LOO_PROBS: tuple[float, float, float] = (0.1, 0.5, 0.9)
 """Quantiles of each held-out run's predictive: the 80 % interval and the median."""
@@ -83,17 +87,12 @@ def leave_one_run_out(
     if n < 2:
         raise ValueError(f"leave-one-run-out needs at least 2 evaluated runs, got {n}")
 
-    def model(data, mask):
-        run_efficiency_model(data, mask=mask)
-
-    mcmc = MCMC(
-        NUTS(model, target_accept_prob=0.9),
+    mcmc = _mcmc(
+        run_efficiency_model,
+        num_chains=chains,
         num_warmup=draws,
         num_samples=draws,
-        num_chains=chains,
-        chain_method="vectorized",
-        progress_bar=False,
-        jit_model_args=True,
+        target_accept_prob=0.9,
     )
     key = jax.random.PRNGKey(seed)
     x = np.asarray(table.data.x)
@@ -103,10 +102,9 @@ def leave_one_run_out(
         mask = np.ones(n, dtype=bool)
         mask[i] = False
         fit_key, noise_key = jax.random.split(jax.random.fold_in(key, i))
-        mcmc.run(fit_key, table.data, mask)
-        post = mcmc.get_samples()
-        log_e = np.asarray(post["log10_software_efficiency"], dtype=float)
-        sigma = np.asarray(post["run_mfu_noise_dex"], dtype=float)
+        post = _run(mcmc, fit_key, table.data, RUN_EFFICIENCY_PRIORS, mask).samples
+        log_e = np.asarray(post["log10_software_efficiency"], dtype=float).ravel()
+        sigma = np.asarray(post["run_mfu_noise_dex"], dtype=float).ravel()
         z = np.asarray(jax.random.normal(noise_key, log_e.shape), dtype=float)
         draws_i = 10.0 ** (x[i] + log_e + sigma * z)
         low, median, high = np.quantile(draws_i, LOO_PROBS)
