@@ -57,22 +57,6 @@ def _project_priors() -> TrendPriors:
     return trend_priors_from_prior_set(load_priors(default_priors_path()))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _compilation_cache(tmp_path_factory):
-    """JAX's persistent compilation cache for this module only (restored afterwards).
-
-    Compiling NUTS dominates the short fits here; repeated fits with identical data and
-    settings reuse the compiled program. It changes no numbers.
-    """
-    names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
-    saved = {name: getattr(jax.config, name) for name in names}
-    jax.config.update(names[0], str(tmp_path_factory.mktemp("jax_cache")))
-    jax.config.update(names[1], 0.0)
-    yield
-    for name, value in saved.items():
-        jax.config.update(name, value)
-
-
 @pytest.fixture(scope="module")
 def hardware_df() -> pd.DataFrame:
     return _hardware_frame()
