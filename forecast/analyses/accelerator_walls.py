@@ -377,8 +377,8 @@ def plan_record(
     # why here: the plan evaluation imports JAX; reading records must not
     from forecast.model import evaluate
 
-    # the compute-optimal model, its depth a multiple of the pipeline's chunks
-    model = evaluate.run_model_for_flop(math.log10(training_flop), a, pp * virtual_stages)
+    # the compute-optimal model: the depth law's layers (uneven stages where pp v does not divide)
+    model = evaluate.run_model_for_flop(math.log10(training_flop), a)
     plan = evaluate.ParallelPlan(
         tp=tp,
         pp=pp,

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from forecast.config.runtime import require_x64
-from forecast.model.launch import HEAD_DIM, KV_HEADS, launch_terms, pipeline_depth
+from forecast.model.launch import HEAD_DIM, KV_HEADS, launch_terms
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.plan import exposed_gradient_sync, step_time
 from forecast.model.scaling import ModelShape, model_shape
@@ -44,13 +44,11 @@ class RunModel(NamedTuple):
         return self.d_model * self.kv_heads / self.heads
 
 
-def run_model_for_flop(log10_flop: float, a: Assumptions, layer_multiple: int = 1) -> RunModel:
-    """The compute-optimal model of the scaling laws for a budget, with whole layers and heads,
-    its depth a multiple of ``layer_multiple`` (a pipeline's ``pp x v`` chunks) where one lies
-    within 10 % of the law's (:func:`forecast.model.launch.pipeline_depth`, as
-    :func:`forecast.model.realistic.model_for_budget`)."""
+def run_model_for_flop(log10_flop: float, a: Assumptions) -> RunModel:
+    """The compute-optimal model of the scaling laws for a budget, with whole layers (the depth
+    law's, rounded) and heads, as :func:`forecast.model.realistic.model_for_budget`."""
     shape = model_shape(log10_flop, a)
-    layers = int(pipeline_depth(float(shape.layers), float(layer_multiple)))
+    layers = max(1, round(float(shape.layers)))
     params = float(shape.params)
     # width from N = (4 + 8 k) L d^2 at the whole layer count; heads of HEAD_DIM
     d_model = math.sqrt(params / ((4.0 + 8.0 * float(a.moe_active_experts)) * layers))

@@ -9,7 +9,9 @@ continuous quantities, as Erdil & Schneider-Joseph (2024) do.  A launched plan h
   split over ``cp`` context-parallel ranks (``b = k S / cp`` tokens per rank), with the K/V
   all-gather (forward) and reduce-scatter (backward) of every layer
   (:func:`forecast.model.plan.context_parallel_constants`);
-* whole layers per stage: the slowest of ``pp`` stages holds ``ceil(L / (pp v)) v`` layers;
+* whole layers per stage: the model keeps the depth law's layers (rounded) and the slowest of
+  ``pp`` stages holds ``ceil(L / (pp v)) v`` of them (uneven stages where ``pp v`` does not divide
+  ``L``; Llama 3.1 405B ran 126 layers over 16 stages);
 * full activation recomputation as an option (one more forward pass: 8 N FLOP per token instead of
   6 N, its weight reads, tensor collectives and serial steps again; only each layer's input kept,
   plus one layer's activations while it is recomputed; Korthikanti et al. 2022);
@@ -40,24 +42,6 @@ FULL_RECOMPUTE_ACTIVATION_BYTES = 2.0
 """Stored activation bytes per token and d_model per layer with full recomputation: the layer's
 input only (``2 s b h`` at 16 bit, Korthikanti et al. 2022, section 4), against 34 with selective
 recomputation (``Assumptions.activation_bytes_per_token_dim``)."""
-
-
-DEPTH_TOLERANCE = 0.1
-"""How far from the depth law a run's depth may move so that its pipeline divides it: 10 %, half
-the law's fitted scatter between published models (``depth_noise_dex`` about 0.08 dex, i.e. about
-+-20 %, ``docs/evidence.md``). Llama 3.1 405B's 126 layers over 16 stages and MT-NLG's 105 over 35
-are depths chosen that way.  Farther, the run keeps the law's depth and its stages are uneven
-(:func:`stage_layers`: the slowest stage sets the pace)."""
-
-
-def pipeline_depth(law_layers, chunks, tolerance=DEPTH_TOLERANCE):
-    """A run's depth for a pipeline of ``chunks`` = pp x v: the nearest multiple of ``chunks``
-    where it lies within ``tolerance`` of the law's depth (rounded to whole layers), else that
-    rounded law depth (uneven stages)."""
-    law_layers = jnp.asarray(law_layers, dtype=jnp.float64)
-    rounded = jnp.maximum(jnp.round(law_layers), 1.0)
-    nearest = jnp.maximum(jnp.round(law_layers / chunks), 1.0) * chunks
-    return jnp.where(jnp.abs(nearest - law_layers) <= tolerance * law_layers, nearest, rounded)
 
 
 def stage_layers(layers, pp, virtual_stages):

@@ -1,15 +1,19 @@
 """The ``realistic`` regime's plan search: the best plan a run could launch, per compute budget.
 
 Plans are those of :mod:`forecast.model.launch`: every power-of-two tp (1D no wider than the
-attention heads, 2D meshes whose side is no wider), every pp of the form 2^j or 3 x 2^j no deeper
-than the layers (whole layers per stage, :data:`PIPELINE_FACTORS`), microbatches of ``k = 1, 2, 4, ..., 64`` whole sequences or of
-one sequence split over ``cp = 2, 4, ..., 64`` context-parallel ranks, full recomputation or not,
-and the interleaved 1F1B schedule with ``v = 1, 2, 4`` virtual stages (its microbatches a
-multiple of ``pp``).  The model is the
-compute-optimal one of the budget with whole layers and heads of 128 (:func:`model_for_budget`);
-its depth is a multiple of the plan's ``pp x v`` chunks where one lies within 10 % of the depth
-law's, else the law's with uneven stages (the slowest stage holds ``ceil(L / (pp v))`` layers per
-chunk and sets the pace).
+attention heads, 2D meshes whose side is no wider), pipelines of every whole number of stages up to
+16 and deeper ones of ``q`` layers per chunk (:data:`CHUNK_LAYERS`, :func:`pipeline_parallel`),
+microbatches of ``k = 1, 2, 4, ..., 64`` whole sequences or of one sequence split over
+``cp = 2, 4, ..., 64`` context-parallel ranks, full recomputation or not, and the interleaved 1F1B
+schedule with ``v = 1, 2, 4`` virtual stages (its microbatches a multiple of ``pp``).  The model
+is the compute-optimal one of the budget with whole layers and heads of 128
+(:func:`model_for_budget`): a pipeline of up to 16 stages trains the depth law's layers (rounded;
+where ``pp v`` does not divide them the stages are uneven and the slowest, holding
+``ceil(L / (pp v))`` layers per chunk, sets the pace); a deeper one of ``q`` layers per chunk has
+``pp = round(L / (q v))`` stages and trains the ``pp q v`` layers it divides, within ``q v / 2``
+of the law's (at most 3 %), as runs choose a depth their pipeline divides.  The deep pipelines
+follow the law's depth as the budget grows, so no wall sits where a fixed pipeline stops dividing
+it.
 
 With the microbatch fixed (``b = k S / cp`` tokens per rank) every piece of the step time and of
 the memory is affine in the number of microbatches ``m`` (the plan model's pieces, with the
@@ -38,7 +42,6 @@ from forecast.model.launch import (
     KV_HEADS,
     launch_constants,
     launch_terms_at,
-    pipeline_depth,
 )
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import step_pieces, step_time, with_microbatches
@@ -56,10 +59,11 @@ VIRTUAL_STAGES = (1.0, 2.0, 4.0)
 
 class LaunchGrid(NamedTuple):
     """Flattened launchable plan shapes (one entry per shape); ``m`` and ``dp`` are chosen per
-    budget."""
+    budget, and so is ``pp`` where the shape gives layers per chunk instead."""
 
     tp: np.ndarray
-    pp: np.ndarray
+    pp: np.ndarray  # pipeline stages; 0 where ``chunk_layers`` sets them per budget
+    chunk_layers: np.ndarray  # q: pp = ceil(L / (q v)) at a model of L layers; 0 where pp is given
     two_d: np.ndarray
     cp: np.ndarray
     sequences: np.ndarray  # k, whole sequences per microbatch (per cp group)
@@ -67,47 +71,86 @@ class LaunchGrid(NamedTuple):
     recompute: np.ndarray  # 0.0 or 1.0
 
 
-PIPELINE_FACTORS: tuple[float, ...] = (1.0, 3.0)
-"""Pipeline depths are ``f x 2^j``: powers of two and three times them (3, 6, 12, 24, ...), so
-that a depth near the law's splits evenly more often (BLOOM ran 12 stages, Megatron-LM's 530B
-model 35; a model of 288 layers takes 96 stages of 3, where powers of two need 256 or 320)."""
+PIPELINE_STAGES: tuple[float, ...] = tuple(float(p) for p in range(1, 17))
+"""Pipelines given by their depth: every whole number of stages from 1 to 16 (GPT-3-era runs used
+8 or 16 stages, BLOOM 12, Llama 3.1 405B 16)."""
+
+CHUNK_LAYERS: tuple[float, ...] = (
+    1.0,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    6.0,
+    7.0,
+    8.0,
+    10.0,
+    12.0,
+    16.0,
+    24.0,
+    32.0,
+)
+"""Pipelines deeper than :data:`PIPELINE_STAGES`, given by the layers ``q`` of each of their
+``v`` chunks per stage: ``pp = round(L / (q v))`` stages over a model of ``pp q v`` layers
+(Megatron-Turing NLG 530B ran 105 layers over 35 stages of 3); the stages follow the law's depth as the budget grows."""
 
 
 def launch_grid(
-    max_log2_tp: int = 18, max_log2_pp: int = 12, pp_factors: tuple[float, ...] = PIPELINE_FACTORS
+    max_log2_tp: int = 18,
+    pipeline_stages: tuple[float, ...] = PIPELINE_STAGES,
+    chunk_layers: tuple[float, ...] = CHUNK_LAYERS,
 ) -> LaunchGrid:
-    """Every launchable shape: tp a power of two (2D from a 2 x 2 mesh), pp ``f x 2^j`` for ``f``
-    in ``pp_factors`` up to ``2^max_log2_pp``, microbatch options ``(k, cp)`` with one of the two
-    equal to 1, v in ``VIRTUAL_STAGES`` (v > 1 only with a pipeline), with and without full
+    """Every launchable shape: tp a power of two (2D from a 2 x 2 mesh), pipelines of
+    ``pipeline_stages`` stages or of ``chunk_layers`` layers per chunk (deeper than the largest of
+    ``pipeline_stages``; :func:`pipeline_parallel`), microbatch options ``(k, cp)`` with one of the
+    two equal to 1, v in ``VIRTUAL_STAGES`` (v > 1 only with a pipeline), with and without full
     recomputation."""
     tp_1d = 2.0 ** np.arange(0, max_log2_tp + 1)
     tp_2d = 2.0 ** np.arange(2, max_log2_tp + 1, 2)  # square meshes: g = 2, 4, ..., 2^(max/2)
     tps = np.concatenate([tp_1d, tp_2d])
     layouts = np.concatenate([np.zeros(tp_1d.size, bool), np.ones(tp_2d.size, bool)])
-    top = 2.0**max_log2_pp
-    pps = np.unique([f * 2.0**j for f in pp_factors for j in range(max_log2_pp + 1)])
-    pps = pps[pps <= top]
+    pipes = [(float(p), 0.0) for p in pipeline_stages] + [(0.0, float(q)) for q in chunk_layers]
     micro = [(2.0**j, 1.0) for j in range(MAX_LOG2_SEQUENCES + 1)]
     micro += [(1.0, 2.0**j) for j in range(1, MAX_LOG2_CONTEXT + 1)]
     rows = []
     for ti in range(tps.size):
-        for pp in pps:
+        for pp, q in pipes:
             for k, cp in micro:
                 for v in VIRTUAL_STAGES:
                     if v > 1.0 and pp == 1.0:
                         continue
                     for rc in (0.0, 1.0):
-                        rows.append((tps[ti], pp, layouts[ti], cp, k, v, rc))
+                        rows.append((tps[ti], pp, q, layouts[ti], cp, k, v, rc))
     cols = list(zip(*rows, strict=True))
     return LaunchGrid(
         tp=np.asarray(cols[0]),
         pp=np.asarray(cols[1]),
-        two_d=np.asarray(cols[2], dtype=bool),
-        cp=np.asarray(cols[3]),
-        sequences=np.asarray(cols[4]),
-        virtual_stages=np.asarray(cols[5]),
-        recompute=np.asarray(cols[6]),
+        chunk_layers=np.asarray(cols[2]),
+        two_d=np.asarray(cols[3], dtype=bool),
+        cp=np.asarray(cols[4]),
+        sequences=np.asarray(cols[5]),
+        virtual_stages=np.asarray(cols[6]),
+        recompute=np.asarray(cols[7]),
     )
+
+
+def pipeline_parallel(grid: LaunchGrid, law_layers):
+    """Stages and depth of every shape of ``grid`` for a budget whose depth law gives
+    ``law_layers`` (whole), and whether the shape is one to search.
+
+    A pipeline given by its stages trains the law's depth (uneven stages where ``pp v`` does not
+    divide it); one given by ``q`` layers per chunk has ``pp = round(L / (q v))`` stages and trains
+    ``pp q v`` layers, the nearest depth it divides (within ``q v / 2`` layers of the law's, a few
+    per cent where it counts: only pipelines deeper than every one the grid gives by its stages).
+    Returns ``(pp, layers, distinct)``."""
+    q = jnp.where(grid.chunk_layers > 0, grid.chunk_layers, 1.0)
+    per_stage = q * grid.virtual_stages
+    by_chunk = jnp.maximum(jnp.round(law_layers / per_stage), 1.0)
+    given = grid.pp > 0
+    pp = jnp.where(given, grid.pp, by_chunk)
+    layers = jnp.where(given, law_layers, by_chunk * per_stage)
+    distinct = given | (pp > jnp.max(grid.pp))
+    return pp, layers, distinct
 
 
 class BudgetModel(NamedTuple):
@@ -118,19 +161,18 @@ class BudgetModel(NamedTuple):
     kv_dim: jnp.ndarray
 
 
-def model_for_budget(log10_flop, a: Assumptions, layer_multiple=1.0) -> BudgetModel:
-    """:func:`forecast.model.scaling.model_shape` with whole layers and heads of 128.
-
-    The depth is :func:`forecast.model.launch.pipeline_depth`: the nearest multiple of
-    ``layer_multiple`` (a pipeline's ``pp x v`` chunks) where it is within 10 % of the law's, as
-    runs choose a depth their pipeline divides (GPT-3's 96 layers over 8 or 16 stages,
-    Megatron-LM's 1T model's 128 over 64), else the law's depth with uneven stages; the width keeps
-    ``N``.  ``layer_multiple`` = 1: the law's depth rounded."""
+def model_for_budget(log10_flop, a: Assumptions, layers=None) -> BudgetModel:
+    """:func:`forecast.model.scaling.model_shape` with whole layers and heads of 128: ``layers``
+    (default: the depth law's, rounded; a pipeline that does not divide them has uneven stages,
+    the slowest holding ``ceil(L / (pp v))`` layers per chunk), the width from ``N`` at that
+    depth."""
     flop = 10.0 ** jnp.asarray(log10_flop, dtype=jnp.float64)
     n = params_for_flop(flop, a.tokens_per_param)
     tokens = a.tokens_per_param * n
-    law = layers_for_params(n, a.layers_ref, a.layer_ref_params, a.layer_exponent)
-    layers = pipeline_depth(law, layer_multiple)
+    if layers is None:
+        law = layers_for_params(n, a.layers_ref, a.layer_ref_params, a.layer_exponent)
+        layers = jnp.maximum(jnp.round(law), 1.0)
+    layers = jnp.asarray(layers, dtype=jnp.float64)
     d_model = jnp.sqrt(n / ((4.0 + 8.0 * a.moe_active_experts) * layers))
     heads = jnp.maximum(jnp.round(d_model / HEAD_DIM), 1.0)
     kv_heads = jnp.minimum(KV_HEADS, heads)
@@ -145,6 +187,8 @@ class LaunchResult(NamedTuple):
     utilization: jnp.ndarray  # 0 where no plan is feasible
     feasible: jnp.ndarray
     index: jnp.ndarray  # into the grid
+    pipeline_parallel: jnp.ndarray  # pp, whole (the grid's, or from its chunk layers)
+    layers: jnp.ndarray  # the depth of the plan's model
     microbatches: jnp.ndarray  # m, whole
     data_parallel: jnp.ndarray  # dp, whole (replicas of tp x pp x cp accelerators)
     step_time_s: jnp.ndarray
@@ -158,18 +202,19 @@ def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
     """Every plan of the grid at one budget ``x`` (scalar): (utilization, feasible, m, dp, st).
 
     ``constants``: :func:`_constants` of the grid (they do not depend on the budget)."""
-    chunks = g.pp * g.virtual_stages
-    bm = model_for_budget(x, a, chunks)  # each plan's model: a depth its pipeline may divide
-    depth = bm.shape.layers
+    law_layers = model_for_budget(x, a).shape.layers  # the law's depth, whole layers
+    pp, depth, distinct = pipeline_parallel(g, law_layers)
+    bm = model_for_budget(x, a, depth)  # each plan's model: a depth its deep pipelines divide
+    chunks = pp * g.virtual_stages
     shape, s = bm.shape, a.sequence_length
     b = g.sequences * s / g.cp  # tokens per microbatch per rank
     side = jnp.where(g.two_d, jnp.sqrt(g.tp), g.tp)
-    valid = (side <= bm.heads) & (chunks <= depth) & (g.cp <= s)
+    valid = distinct & (side <= bm.heads) & (chunks <= depth) & (g.cp <= s)
     batch = shape.batch_tokens
     budget = a.duration_s / shape.steps  # seconds per step at the critical batch
 
     t1 = launch_terms_at(
-        constants, a, shape, pp=g.pp, virtual_stages=g.virtual_stages, kv_dim=bm.kv_dim, m=1.0
+        constants, a, shape, pp=pp, virtual_stages=g.virtual_stages, kv_dim=bm.kv_dim, m=1.0
     )
     # m changes only the m-dependent entries; the all-reduce latency stays at its largest (m = 1)
     t2 = {**with_microbatches(t1, 2.0), "dp_sync": t1["dp_sync"]}
@@ -190,13 +235,13 @@ def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
     room = limit - t1["mem_static"] - t1["mem_once_per_token"] * b
     opt = t1["mem_optimizer_per_m"] * b  # per microbatch
     act = t1["mem_activation_per_microbatch"] * b  # per microbatch in flight
-    m_mem = jnp.where(g.pp * (opt + act) <= room, (room - g.pp * act) / opt, room / (opt + act))
+    m_mem = jnp.where(pp * (opt + act) <= room, (room - pp * act) / opt, room / (opt + act))
     ok = ok & (room > 0.0)
     m_batch = batch / (b * jnp.maximum(g.cp, a.moe_experts))
     m_top = jnp.floor(jnp.minimum(jnp.minimum(m_dead, m_mem), m_batch) * (1.0 + 1e-12))
     # the interleaved schedule runs microbatches in groups of pp (Megatron-LM requires m to be a
     # multiple of pp); its bubble (pp - 1) / v holds only then
-    unit = jnp.where(g.virtual_stages > 1.0, g.pp, 1.0)
+    unit = jnp.where(g.virtual_stages > 1.0, pp, 1.0)
     m_top = jnp.floor(m_top / unit) * unit
     limit_ok = limit * (1.0 + 1e-12)
 
@@ -218,7 +263,7 @@ def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
         st = step_time(te, b)
         mem = te["mem_static"] + te["mem_per_token"] * b
         fits = (st * shape.tokens / used <= a.duration_s * (1.0 + 1e-9)) & (mem <= limit_ok)
-        util = 6.0 * shape.params * b * m / (g.pp * g.tp * hw.flops * st)
+        util = 6.0 * shape.params * b * m / (pp * g.tp * hw.flops * st)
         return jnp.where(fits & (m <= m_top + 0.5) & (m >= 1.0), util, 0.0), m, dp, st
 
     # The optimizer shard grows as dp rounds down (a term of 1e-6 of the step): where the top
@@ -231,7 +276,7 @@ def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
     dp = jnp.where(first, dp0, dp1)
     st = jnp.where(first, st0, st1)
     ok = ok & (util > 0.0)
-    return jnp.where(ok, util, 0.0), ok, m, dp, st
+    return jnp.where(ok, util, 0.0), ok, pp, depth, m, dp, st
 
 
 @jax.jit
@@ -239,9 +284,9 @@ def _curve(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid) -> Launch
     constants = _constants(hw, a, grid)
 
     def one(x):
-        util, ok, m, dp, st = _plans_at(hw, a, x, grid, constants)
+        util, ok, pp, depth, m, dp, st = _plans_at(hw, a, x, grid, constants)
         i = jnp.argmax(util)
-        return LaunchResult(util[i], jnp.any(ok), i, m[i], dp[i], st[i])
+        return LaunchResult(util[i], jnp.any(ok), i, pp[i], depth[i], m[i], dp[i], st[i])
 
     return jax.lax.map(one, log10_flop)
 
@@ -271,11 +316,13 @@ def launch_curve(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | No
 def plan_dict(grid: LaunchGrid, res: LaunchResult, i: int, a: Assumptions) -> dict:
     """The launchable plan of budget ``i`` of a curve, in whole numbers (``plan_at_wall``)."""
     j = int(res.index[i])
-    tp, pp, cp = int(grid.tp[j]), int(grid.pp[j]), int(grid.cp[j])
+    tp, cp = int(grid.tp[j]), int(grid.cp[j])
+    pp = int(res.pipeline_parallel[i])
     k = int(grid.sequences[j])
     m, dp = int(res.microbatches[i]), int(res.data_parallel[i])
     s = int(float(a.sequence_length))
     return {
+        "layers": int(res.layers[i]),
         "tensor_parallel": tp,
         "tensor_parallel_layout": "2D" if bool(grid.two_d[j]) else "1D",
         "pipeline_parallel": pp,

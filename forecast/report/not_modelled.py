@@ -55,8 +55,9 @@ NOT_MODELLED: tuple[NotModelled, ...] = (
     ),
     NotModelled(
         "The forecast's plan search (the paper regime) uses powers of two for tensor and pipeline "
-        "parallelism (the realistic regime adds pipelines of 3 x 2^j stages); other degrees would "
-        "smooth the dips in utilization where tensor parallelism must double.",
+        "parallelism (the realistic regime searches every pipeline of up to 16 stages and deeper "
+        "ones that follow the model's depth); other degrees would smooth the dips in utilization "
+        "where tensor parallelism must double.",
         "The paper regime's plan search is over powers of two",
     ),
     NotModelled(
