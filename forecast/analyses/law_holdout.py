@@ -70,7 +70,7 @@ class LawFit:
         return min(float(az.ess(v, method="bulk")) for v in self.samples.values() if v.ndim == 2)
 
 
-def _mcmc(
+def law_mcmc(
     model: LawModel,
     *,
     num_chains: int,
@@ -78,6 +78,8 @@ def _mcmc(
     num_samples: int,
     target_accept_prob: float,
 ) -> MCMC:
+    """NUTS over one law's model, vectorized chains; the data and the mask are arguments
+    (:func:`run_masked_fit`), so one compiled program serves every refit of that model."""
     return MCMC(
         NUTS(model, target_accept_prob=target_accept_prob),
         num_warmup=num_warmup,
@@ -90,7 +92,9 @@ def _mcmc(
 
 
 @exclusive
-def _run(mcmc: MCMC, rng_key, data: LawData, priors, mask) -> LawFit:
+def run_masked_fit(mcmc: MCMC, rng_key, data: LawData, priors, mask) -> LawFit:
+    """Run ``mcmc`` (from :func:`law_mcmc`) on ``data`` with only the rows where ``mask`` is true
+    in the likelihood (default: all rows): samples by chain and the divergence count."""
     data = LawData(*(jnp.asarray(a) for a in data))
     if mask is None:
         mask = jnp.ones(jnp.shape(data.y), dtype=bool)
@@ -116,14 +120,14 @@ def fit_law(
     if isinstance(data, LawTable):
         data = data.data
     priors = _DEFAULT_PRIORS[model] if priors is None else priors
-    mcmc = _mcmc(
+    mcmc = law_mcmc(
         model,
         num_chains=num_chains,
         num_warmup=num_warmup,
         num_samples=num_samples,
         target_accept_prob=target_accept_prob,
     )
-    return _run(mcmc, rng_key, data, priors, mask)
+    return run_masked_fit(mcmc, rng_key, data, priors, mask)
 
 
 @exclusive
@@ -200,7 +204,7 @@ def holdout_coverage(
     if folds is not None:
         order = {key: j % folds for j, key in enumerate(dict.fromkeys(keys.tolist()))}
         keys = np.asarray([str(order[key]) for key in keys.tolist()])
-    mcmc = _mcmc(
+    mcmc = law_mcmc(
         model,
         num_chains=num_chains,
         num_warmup=num_warmup,
@@ -214,7 +218,7 @@ def holdout_coverage(
     for k, key in enumerate(dict.fromkeys(keys.tolist())):
         held = keys == key
         fit_key, pred_key = jax.random.split(jax.random.fold_in(rng_key, k))
-        fit = _run(mcmc, fit_key, table.data, priors, ~held)
+        fit = run_masked_fit(mcmc, fit_key, table.data, priors, ~held)
         max_rhat = max(max_rhat, fit.rhat_max())
         divergences += fit.divergences
         draws = predictive_draws(model, fit, table.data, pred_key, priors)[:, held]
