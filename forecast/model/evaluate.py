@@ -198,6 +198,7 @@ def evaluate_plan(
         virtual_stages=float(v),
         recompute=1.0 if plan.recompute else 0.0,
         kv_dim=model.kv_dim,
+        kv_heads=float(model.kv_heads),
         m=float(m),
     )
     tensor, context, sends = t["tensor"], t["context"], t["sends"]

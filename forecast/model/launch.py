@@ -80,9 +80,14 @@ def _with_recompute(a: Assumptions, rc) -> Assumptions:
 
 
 def launch_terms_at(
-    constants: dict, a: Assumptions, shape: ModelShape, *, pp, virtual_stages, kv_dim, m
+    constants: dict, a: Assumptions, shape: ModelShape, *, pp, virtual_stages, kv_dim, kv_heads, m
 ) -> dict:
-    """:func:`launch_terms` from :func:`launch_constants`, for a model and ``pp``, ``v``, ``m``."""
+    """:func:`launch_terms` from :func:`launch_constants`, for a model and ``pp``, ``v``, ``m``.
+
+    ``kv_dim`` is the keys' width per layer, ``kv_heads`` their head count: a tensor-parallel
+    group wider than ``kv_heads`` replicates K/V heads, so each rank gathers
+    ``kv_dim / min(tp, kv_heads)`` per token over the context-parallel group, not ``kv_dim / tp``.
+    """
     c = constants
     f64 = jnp.float64
     pp = jnp.asarray(pp, dtype=f64)
@@ -93,7 +98,8 @@ def launch_terms_at(
     t = terms_at(c, a_run, shape, pp, m, layers_per_stage=lps)
     t["arith"] = t["arith"] * (6.0 + 2.0 * rc) / 6.0
     tensor = c["comm_per_d"] * shape.d_model
-    context = c["context_per_kv_dim"] * kv_dim
+    kv_shards = jnp.minimum(c["tp"], jnp.asarray(kv_heads, dtype=f64))
+    context = c["context_per_kv_dim"] * kv_dim * c["tp"] / kv_shards
     sends = jnp.where(pp > 1.0, c["send_per_d"] * shape.d_model / lps * v, 0.0)
     t["comm"] = jnp.maximum(tensor + context, sends)
     t["latency"] = t["latency"] + c["context_latency"]
@@ -123,6 +129,7 @@ def launch_terms(
     virtual_stages,
     recompute,
     kv_dim,
+    kv_heads,
     m,
 ) -> dict:
     """The step-time terms of a launched plan (as :func:`forecast.model.plan.plan_terms`).
@@ -132,4 +139,6 @@ def launch_terms(
     layer's traffic by kind (``tensor``, ``context``, ``sends``) for a breakdown.
     """
     c = launch_constants(hw, a, tp=tp, two_d=two_d, cp=cp, recompute=recompute)
-    return launch_terms_at(c, a, shape, pp=pp, virtual_stages=virtual_stages, kv_dim=kv_dim, m=m)
+    return launch_terms_at(
+        c, a, shape, pp=pp, virtual_stages=virtual_stages, kv_dim=kv_dim, kv_heads=kv_heads, m=m
+    )

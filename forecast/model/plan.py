@@ -199,7 +199,9 @@ def context_parallel_constants(hw: Hardware, a: Assumptions, tp, cp) -> dict:
     all-gathers K and V over the ``cp`` group and the backward pass reduce-scatters their
     gradients (Megatron-LM's context parallelism, Llama 3's all-gather form: Dubey et al. 2024,
     section 3.3.2).  Per rank with ``b`` tokens of the sequence, the gathered data is
-    ``cp b 2 d_kv p / tp`` bytes (heads sharded over tp), ``(cp - 1) / cp`` of it crossing links.
+    ``cp b 2 d_kv p / tp`` bytes (heads sharded over tp; a group wider than the K/V heads
+    replicates them, which :func:`forecast.model.launch.launch_terms_at` charges), ``(cp - 1) / cp``
+    of it crossing links.
     The group sits beside the tensor-parallel group: it fills the rest of the scale-up domain
     first.  Returns ``comm_per_token_kv_dim`` (s per token and per unit of ``d_kv``, both
     passes) and ``latency`` (s per layer: two one-pass collectives on the serial path).

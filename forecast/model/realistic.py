@@ -63,7 +63,7 @@ class LaunchGrid(NamedTuple):
 
     tp: np.ndarray
     pp: np.ndarray  # pipeline stages; 0 where ``chunk_layers`` sets them per budget
-    chunk_layers: np.ndarray  # q: pp = ceil(L / (q v)) at a model of L layers; 0 where pp is given
+    chunk_layers: np.ndarray  # q: pp = round(L / (q v)) at a model of L layers; 0 where pp is given
     two_d: np.ndarray
     cp: np.ndarray
     sequences: np.ndarray  # k, whole sequences per microbatch (per cp group)
@@ -158,7 +158,8 @@ class BudgetModel(NamedTuple):
 
     shape: ModelShape  # layers whole, d_model from N = (4 + 8 k) L d^2, the critical batch
     heads: jnp.ndarray
-    kv_dim: jnp.ndarray
+    kv_dim: jnp.ndarray  # keys' width per layer (= values'), kv_heads heads of HEAD_DIM
+    kv_heads: jnp.ndarray
 
 
 def model_for_budget(log10_flop, a: Assumptions, layers=None) -> BudgetModel:
@@ -178,7 +179,7 @@ def model_for_budget(log10_flop, a: Assumptions, layers=None) -> BudgetModel:
     kv_heads = jnp.minimum(KV_HEADS, heads)
     batch = critical_batch_tokens(n, a.batch_tokens_ref, a.batch_ref_params, a.batch_exponent)
     shape = ModelShape(n, tokens, layers, d_model, batch, tokens / batch)
-    return BudgetModel(shape, heads, d_model * kv_heads / heads)
+    return BudgetModel(shape, heads, d_model * kv_heads / heads, kv_heads)
 
 
 class LaunchResult(NamedTuple):
@@ -214,7 +215,14 @@ def _plans_at(hw: Hardware, a: Assumptions, x, g: LaunchGrid, constants: dict):
     budget = a.duration_s / shape.steps  # seconds per step at the critical batch
 
     t1 = launch_terms_at(
-        constants, a, shape, pp=pp, virtual_stages=g.virtual_stages, kv_dim=bm.kv_dim, m=1.0
+        constants,
+        a,
+        shape,
+        pp=pp,
+        virtual_stages=g.virtual_stages,
+        kv_dim=bm.kv_dim,
+        kv_heads=bm.kv_heads,
+        m=1.0,
     )
     # m changes only the m-dependent entries; the all-reduce latency stays at its largest (m = 1)
     t2 = {**with_microbatches(t1, 2.0), "dp_sync": t1["dp_sync"]}

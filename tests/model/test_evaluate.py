@@ -144,6 +144,25 @@ def test_context_parallel_kv_traffic_by_hand():
     assert ev.accelerators == 4 * 16 * 128 * 2
 
 
+def test_tensor_parallelism_wider_than_the_kv_heads_replicates_them():
+    """tp = 32 over 8 K/V heads: each K/V head lives on 4 ranks, so each rank gathers
+    d_kv / 8 per token over the context-parallel group, 4x the d_kv / 32 of sharded heads; at
+    tp = 8 (one head per rank) the two counts agree."""
+    b = 8192 / 2
+    for tp, heads_per_rank in ((8, 1.0), (32, 1.0), (4, 2.0)):
+        plan = ParallelPlan(tp=tp, pp=16, dp=32, sequence_length=8192, cp=2)
+        ev = evaluate_plan(H100, LONG, MODEL, plan)
+        gathered = 2 * b * 2.0 * (heads_per_rank * 128) * 2.0  # cp b x K,V x width x p
+        r = min(8.0 / tp, 2.0)  # cp ranks inside the 8-wide NVLink domain beside tp
+        w_up, w_out = 0.8 * 4.5e11, 0.8 * 5e10
+        # both cp ranks in one domain: NVLink; else (tp fills the domain) the NIC
+        per_byte = (1.0 / 2.0) / (w_up if r >= 2.0 else w_out)
+        per_layer = 2.0 * gathered * per_byte
+        assert ev.step_breakdown_s["context"] == pytest.approx(
+            ev.microbatches * ev.layers_per_stage * per_layer, rel=1e-12
+        ), tp
+
+
 @pytest.mark.parametrize(
     ("plan", "reason"),
     [
