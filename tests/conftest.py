@@ -28,10 +28,22 @@ _JAX_CACHE = Path(tempfile.mkdtemp(prefix="wallcast-jax-cache-"))
 atexit.register(shutil.rmtree, _JAX_CACHE, True)
 os.environ["WALLCAST_JAX_CACHE_DIR"] = str(_JAX_CACHE)
 
-from forecast.config.runtime import init_jax  # noqa: E402
+from forecast.config.runtime import (  # noqa: E402
+    init_jax,
+    release_compiled_programs_near_limit,
+)
 
 # The tests call the model layer directly, as a caller of the library does: float64 first.
 init_jax()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _bounded_memory_mappings():
+    """After each module, drop JAX's compiled programs once the process holds half the kernel's
+    memory mappings: the suite's ~80 fits in one process otherwise pass ``vm.max_map_count`` and
+    XLA segfaults compiling the next program (forecast.config.runtime)."""
+    yield
+    release_compiled_programs_near_limit()
 
 
 @pytest.fixture(scope="session")

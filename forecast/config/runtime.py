@@ -13,15 +13,27 @@
   or ``Predictive`` is wrapped in :func:`exclusive`, so model runs take turns; the vectorized wall
   computations, which use no handler, still run in parallel.
 
-This module imports JAX only inside :func:`init_jax` and :func:`require_x64`: the configuration
-layer stays importable by commands that only read a dataset.
+* :func:`release_compiled_programs`: XLA's CPU backend maps each compiled program's code into
+  memory mappings of its own, and JAX keeps every program it compiled alive for reuse.  A NUTS
+  fit adds ~1,300-2,000 mappings, a full forecast ~6,400, and a refit of a newly built model
+  compiles again; Linux caps mappings per process (``vm.max_map_count``, 65,530 by default) and
+  XLA, failing to map the next program, crashes the process (SIGSEGV, no Python error).  A
+  process that runs many independent jobs calls :func:`release_compiled_programs_near_limit`
+  between them.  (The Prefect runner runs every flow run in a fresh subprocess; the test suite,
+  ~80 fits in one process, is what met the limit.)
+
+This module imports JAX only inside the functions that use it: the configuration layer stays
+importable by commands that only read a dataset.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 NUMPYRO_LOCK = threading.RLock()
 """Held while a NumPyro model is traced or run (re-entrant: a locked call may call another)."""
@@ -82,3 +94,46 @@ def require_x64() -> None:
         raise Float32Error(
             "JAX is in float32: call forecast.config.runtime.init_jax() before the model"
         )
+
+
+MAX_MAP_COUNT_FILE = Path("/proc/sys/vm/max_map_count")
+DEFAULT_MAX_MAP_COUNT = 65_530  # Linux's default (DEFAULT_MAX_MAP_COUNT in include/linux/mm.h)
+
+
+def memory_map_count(maps_file: Path = Path("/proc/self/maps")) -> int | None:
+    """Memory mappings of this process (lines of ``/proc/self/maps``); None where unreadable."""
+    try:
+        with open(maps_file, "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return None
+
+
+def memory_map_limit(limit_file: Path = MAX_MAP_COUNT_FILE) -> int:
+    """The kernel's cap on mappings per process (``vm.max_map_count``; Linux's default elsewhere)."""
+    try:
+        return int(limit_file.read_text().strip())
+    except (OSError, ValueError):
+        return DEFAULT_MAX_MAP_COUNT
+
+
+def release_compiled_programs() -> None:
+    """Drop JAX's in-memory compiled programs and trace caches (nothing if JAX is not imported).
+
+    The next call of each jitted function compiles again (or reads JAX's persistent cache)."""
+    if "jax" not in sys.modules:
+        return
+    import jax  # why here: only a process that already runs JAX has programs to release
+
+    jax.clear_caches()
+    gc.collect()
+
+
+def release_compiled_programs_near_limit(fraction: float = 0.5) -> bool:
+    """:func:`release_compiled_programs` once this process holds more than ``fraction`` of the
+    kernel's memory mappings (module docstring); True if it released them."""
+    count = memory_map_count()
+    if count is None or count <= fraction * memory_map_limit():
+        return False
+    release_compiled_programs()
+    return True
