@@ -3,8 +3,9 @@
 ``find_walls(hw, regime="paper")`` searches plans relaxed to continuous quantities (468 plan shapes,
 the microbatch count by golden section); ``regime="realistic"`` searches the plans a run can launch
 (about 62,000 shapes: tp x 29 pipelines x 13 microbatch sizes (1-64 sequences or 2-64 context-parallel
-pieces) x interleaving 1/2/4 x recomputation, the microbatch count in closed form).  Each search
-runs once to compile, then ``--repeats`` times; the median wall time is reported per accelerator.
+pieces) x interleaving 1/2/4 x recomputation, the microbatch count the best of nine candidates
+around a closed form).  Each search runs once to compile, then ``--repeats`` times; the median wall
+time is reported per accelerator.
 Last line: ``paper_s=<x> realistic_s=<y> ratio=<y/x>`` (medians over the accelerators).
 
 Usage: ``python benchmarks/regimes.py [--repeats 3] [-a H100 -a GB200 ...]``.
