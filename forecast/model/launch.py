@@ -99,7 +99,7 @@ def launch_terms_at(
     t["arith"] = t["arith"] * (6.0 + 2.0 * rc) / 6.0
     tensor = c["comm_per_d"] * shape.d_model
     kv_shards = jnp.minimum(c["tp"], jnp.asarray(kv_heads, dtype=f64))
-    context = c["context_per_kv_dim"] * kv_dim * c["tp"] / kv_shards
+    context = c["context_per_kv_dim"] * kv_dim / kv_shards  # per rank: its K/V heads' width
     sends = jnp.where(pp > 1.0, c["send_per_d"] * shape.d_model / lps * v, 0.0)
     t["comm"] = jnp.maximum(tensor + context, sends)
     t["latency"] = t["latency"] + c["context_latency"]

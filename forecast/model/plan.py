@@ -199,11 +199,11 @@ def context_parallel_constants(hw: Hardware, a: Assumptions, tp, cp) -> dict:
     all-gathers K and V over the ``cp`` group and the backward pass reduce-scatters their
     gradients (Megatron-LM's context parallelism, Llama 3's all-gather form: Dubey et al. 2024,
     section 3.3.2).  Per rank with ``b`` tokens of the sequence, the gathered data is
-    ``cp b 2 d_kv p / tp`` bytes (heads sharded over tp; a group wider than the K/V heads
-    replicates them, which :func:`forecast.model.launch.launch_terms_at` charges), ``(cp - 1) / cp``
-    of it crossing links.
+    ``cp b 2 w p`` bytes, ``w`` the rank's K/V width (``d_kv / min(tp, kv_heads)``: heads sharded
+    over tp, replicated where the group is wider than the K/V heads; the model's, so applied by
+    :func:`forecast.model.launch.launch_terms_at`), ``(cp - 1) / cp`` of it crossing links.
     The group sits beside the tensor-parallel group: it fills the rest of the scale-up domain
-    first.  Returns ``comm_per_token_kv_dim`` (s per token and per unit of ``d_kv``, both
+    first.  Returns ``comm_per_token_kv_dim`` (s per token and per unit of the rank's K/V width, both
     passes) and ``latency`` (s per layer: two one-pass collectives on the serial path).
     """
     tp = jnp.asarray(tp, dtype=jnp.float64)
@@ -216,7 +216,7 @@ def context_parallel_constants(hw: Hardware, a: Assumptions, tp, cp) -> dict:
     split = cp > 1.0
     return {
         "comm_per_token_kv_dim": jnp.where(
-            split, 2.0 * cp * 2.0 * a.bytes_per_number / tp * per_byte, 0.0
+            split, 2.0 * cp * 2.0 * a.bytes_per_number * per_byte, 0.0
         ),
         "latency": jnp.where(split, 2.0 * collective_latency(r, k, a, 1.0), 0.0),
     }
