@@ -77,24 +77,31 @@ def _feasible(hw, a, log10_flop, grid: PlanGrid):
     return jnp.any(best_plan(hw1, a1, shape, grid.tp, pp, grid.m, grid.two_d).feasible, axis=-1)
 
 
+def shortest_log10_days(feasible, shape, steps: int):
+    """Shortest run (log10 days) for which ``feasible(log10_days)`` holds, by bisection over
+    :data:`MIN_RUN_DAYS_RANGE` (feasibility only grows with the duration): -inf where even the
+    shortest end is feasible, +inf where not even the longest is.  ``shape``: of the result."""
+    lo0, hi0 = (jnp.full(shape, np.log10(d)) for d in MIN_RUN_DAYS_RANGE)
+
+    def body(_, bounds):
+        lo, hi = bounds
+        mid = 0.5 * (lo + hi)
+        good = feasible(mid)
+        return jnp.where(good, lo, mid), jnp.where(good, mid, hi)
+
+    lo, hi = jax.lax.fori_loop(0, steps, body, (lo0, hi0))
+    out = jnp.where(feasible(hi0), hi, jnp.inf)
+    return jnp.where(feasible(lo0), -jnp.inf, out)
+
+
 @partial(jax.jit, static_argnames=("steps",))
 def _min_run_log10_days(hw, a, log10_flop, grid: PlanGrid, steps: int):
-    lo0, hi0 = (jnp.full(log10_flop.shape, np.log10(d)) for d in MIN_RUN_DAYS_RANGE)
-
     def ok(log10_days):
         return _feasible(
             hw, a._replace(duration_s=10.0**log10_days * SECONDS_PER_DAY), log10_flop, grid
         )
 
-    def body(_, bounds):
-        lo, hi = bounds
-        mid = 0.5 * (lo + hi)
-        good = ok(mid)
-        return jnp.where(good, lo, mid), jnp.where(good, mid, hi)
-
-    lo, hi = jax.lax.fori_loop(0, steps, body, (lo0, hi0))
-    out = jnp.where(ok(hi0), hi, jnp.inf)
-    return jnp.where(ok(lo0), -jnp.inf, out)
+    return shortest_log10_days(ok, log10_flop.shape, steps)
 
 
 def _vectorized(fn, hw: Hardware, a: Assumptions, extra: tuple, chunk: int) -> np.ndarray:

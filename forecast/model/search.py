@@ -187,7 +187,7 @@ def _regime_curve(hw, a, log10_flop, grid, regime: str):
         raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
     require_x64()
     x = jnp.asarray(DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop, jnp.float64)
-    res = launch_curve(hw, a, x)
+    res = launch_curve(hw, a, x, grid)
     return _Feasibility(x, res.utilization, res.feasible)
 
 
@@ -203,10 +203,11 @@ def find_walls(
     """Walls of one accelerator by the full plan search, refined between grid points.
 
     ``regime``: ``"paper"`` (the continuous relaxation, default) or ``"realistic"`` (plans a
-    run can launch; ``grid`` is then ignored and ``plan_at_wall`` holds whole numbers)."""
+    run can launch; ``grid`` is then a :class:`forecast.model.realistic.LaunchGrid`, default
+    every launchable shape, and ``plan_at_wall`` holds whole numbers)."""
     a = Assumptions() if a is None else a
     if regime == "realistic":
-        return _find_realistic_walls(hw, a, threshold, log10_flop, refine)
+        return _find_realistic_walls(hw, a, threshold, log10_flop, refine, grid)
     curve = utilization_curve(hw, a, log10_flop, grid)
     umax, dm, lat = walls_from_curve(curve, threshold)
     if refine and np.isfinite(lat):
@@ -235,15 +236,16 @@ def find_walls(
     return Walls(umax, dm, lat, plan)
 
 
-def _find_realistic_walls(hw, a, threshold, log10_flop, refine) -> Walls:
+def _find_realistic_walls(hw, a, threshold, log10_flop, refine, grid=None) -> Walls:
     """:func:`find_walls` in the ``realistic`` regime (the same reading of the curve)."""
-    curve = _regime_curve(hw, a, log10_flop, None, "realistic")
+    grid = launch_grid() if grid is None else grid
+    curve = _regime_curve(hw, a, log10_flop, grid, "realistic")
     umax, dm, lat = walls_from_curve(curve, threshold)
     if refine and np.isfinite(lat):
-        fine = _regime_curve(hw, a, np.linspace(lat - 0.06, lat + 0.06, 61), None, "realistic")
+        fine = _regime_curve(hw, a, np.linspace(lat - 0.06, lat + 0.06, 61), grid, "realistic")
         lat = float(crossing_log10(fine.log10_flop, np.asarray(fine.feasible, dtype=float), 0.5))
     if refine and np.isfinite(dm):
-        fine = _regime_curve(hw, a, np.linspace(dm - 0.05, dm + 0.05, 51), None, "realistic")
+        fine = _regime_curve(hw, a, np.linspace(dm - 0.05, dm + 0.05, 51), grid, "realistic")
         dm_fine = float(
             crossing_log10(fine.log10_flop, np.asarray(fine.utilization), threshold * umax)
         )
@@ -252,6 +254,6 @@ def _find_realistic_walls(hw, a, threshold, log10_flop, refine) -> Walls:
     if np.isfinite(dm):
         # the last budget at or before the wall whose best plan is still above the level
         xs = np.array([dm])
-        at = launch_curve(hw, a, xs)
-        plan = plan_dict(launch_grid(), at, 0, a)
+        at = launch_curve(hw, a, xs, grid)
+        plan = plan_dict(grid, at, 0, a)
     return Walls(umax, dm, lat, plan)

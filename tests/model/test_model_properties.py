@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.hardware import MORE_IS_BETTER
 from support.validation import H100_SXM5
 
 from forecast.model import Assumptions, Hardware
@@ -203,15 +204,6 @@ def test_more_latency_never_raises_latency_wall(s):
 
 
 # ----------------------------------------------------------------------------- fast path, both walls
-
-MORE_IS_BETTER = (
-    "hbm_bandwidth",
-    "scaleup_bandwidth",
-    "scaleout_bandwidth",
-    "hbm_capacity",
-    "scaleup_domain_size",
-    "duration_s",
-)
 
 
 @SETTINGS
