@@ -127,6 +127,19 @@ def _launchable(plan: dict, log10_flop: float, a: Assumptions = A) -> None:
     assert plan["global_batch_tokens"] <= float(bm.shape.batch_tokens)
 
 
+def test_the_fast_path_finds_the_full_searchs_h100_walls_on_its_shortlist(h100_realistic):
+    """The fast path's shortlist (forecast/model/realistic_shortlist.csv) holds the shapes that
+    win for the H100: both walls within 0.01 dex of the full grid's (61,880 shapes), the same
+    small-scale maximum."""
+    from forecast.model.realistic_fast import fast_realistic_walls
+
+    dm, lat, umax = fast_realistic_walls(H100, A)
+    w = h100_realistic
+    assert float(umax) == pytest.approx(w.max_utilization, rel=1e-6)
+    assert abs(float(dm) - w.data_movement_wall_log10_flop) <= 0.01
+    assert abs(float(lat) - w.latency_wall_log10_flop) <= 0.01
+
+
 def test_the_plan_at_the_h100_wall_is_launchable(h100_realistic):
     w = h100_realistic
     _launchable(w.plan_at_wall, w.data_movement_wall_log10_flop)

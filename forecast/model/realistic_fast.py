@@ -1,0 +1,220 @@
+"""Fast path of the ``realistic`` regime: both walls for many draws, on a shortlist of shapes.
+
+The full realistic search (:func:`forecast.model.search.find_walls` with ``regime="realistic"``)
+ranks every launchable shape of :func:`forecast.model.realistic.launch_grid` (61,880) at 513
+budgets: ~10-30 s per accelerator on 2 cores, far too slow for thousands of draws and years.
+This path keeps the same plan model, the same microbatch choice per plan
+(:func:`forecast.model.realistic._plans_at`) and the same definitions of the walls, and changes
+two things:
+
+* **a shortlist of shapes** (:data:`forecast.model.realistic_shortlist.SHAPES`, 979): the fewest
+  shapes that reach 99.8 % of the full grid's best plan at every feasible budget of 227
+  accelerators, future frontier accelerators and assumptions (``scripts/realistic_shortlist.py``
+  writes it and lists them).  The best plan over the shortlist is a plan of the full grid, so the
+  fast path's utilization never exceeds the full search's: a missed winner brings the
+  data-movement wall earlier (or later, through a lower small-scale maximum) and the latency wall
+  earlier.  On 30 conditions the shortlist never saw, both walls are the full search's within
+  0.01 dex for 28 and 29 of them (``benchmarks/realistic_fast.py``, BENCHMARKS.md section 6);
+* **budgets where they matter**: a 0.25-dex scan from 10^20 to 10^40 FLOP (every fifth point of
+  the full search's 0.05-dex grid) for the small-scale maximum (refined on the 0.05 grid around
+  the scan's best point), the last feasible budget and the first one below the threshold; a
+  bisection inside the scan's bracket for the latency wall; for the data-movement wall the
+  0.05-dex grid over :data:`DIP_WINDOW_DEX` before the scan's crossing (an earlier grid point
+  below the threshold, a dip between scan points, is the crossing the full search reports) and a
+  bisection inside the 0.05-dex bracket.
+
+Both walls are read as :func:`forecast.model.search.walls_from_curve` and the refinement of
+``find_walls`` read them: the latency wall where the first run of feasible budgets ends, the
+data-movement wall where utilization first falls below ``threshold`` times the maximum after the
+budget of the maximum.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from forecast.config.runtime import require_x64
+from forecast.model.cost import shortest_log10_days
+from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
+from forecast.model.realistic import LaunchGrid, _constants, _plans_at
+from forecast.model.realistic_shortlist import SHAPES
+from forecast.model.search import UTILIZATION_THRESHOLD
+
+COARSE_LOG10_FLOP = np.round(np.arange(20.0, 40.0001, 0.25), 4)  # 81 budgets
+GRID_STEP_DEX = 0.05  # the full search's grid
+MAX_REFINE_POINTS = 4  # grid points either side of the scan's best budget
+DIP_WINDOW_DEX = 1.2  # grid before the scan's crossing searched for an earlier one
+LATENCY_STEPS = 9  # bisection steps in a 0.25-dex bracket: 0.0005 dex
+CROSSING_STEPS = 6  # bisection steps in a 0.05-dex bracket: 0.0008 dex
+DRAW_CHUNK = 16  # draws per compiled call
+
+
+@cache
+def shortlist_grid() -> LaunchGrid:
+    """The shortlist of launchable shapes (:data:`forecast.model.realistic_shortlist.SHAPES`)."""
+    return grid_of(SHAPES)
+
+
+def grid_of(shapes) -> LaunchGrid:
+    """A :class:`LaunchGrid` of rows ``(tp, pp, chunk_layers, two_d, cp, sequences,
+    virtual_stages, recompute)``."""
+    cols = np.asarray(shapes, dtype=float).reshape(-1, len(LaunchGrid._fields)).T
+    g = LaunchGrid(*cols)
+    return g._replace(two_d=g.two_d.astype(bool))
+
+
+def _best_fn(hw: Hardware, a: Assumptions, g: LaunchGrid):
+    """``best(x) -> (utilization, feasible)`` of the best plan of ``g`` at budget ``x``."""
+    constants = _constants(hw, a, g)
+
+    def best(x):
+        util, ok, *_ = _plans_at(hw, a, x, g, constants)
+        return jnp.max(util), jnp.any(ok)
+
+    return best
+
+
+def _walls_one(hw: Hardware, a: Assumptions, g: LaunchGrid, threshold):
+    """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a)."""
+    best = _best_fn(hw, a, g)
+
+    coarse = jnp.asarray(COARSE_LOG10_FLOP)
+    n = coarse.size
+    u, ok = jax.vmap(best)(coarse)
+    i_best = jnp.argmax(u)
+    offsets = GRID_STEP_DEX * jnp.arange(-MAX_REFINE_POINTS, MAX_REFINE_POINTS + 1)
+    near = jnp.clip(coarse[i_best] + offsets, coarse[0], coarse[-1])
+    u_near, _ = jax.vmap(best)(near)
+    u_max = jnp.maximum(u[i_best], jnp.max(u_near))
+    x_best = jnp.where(jnp.max(u_near) > u[i_best], near[jnp.argmax(u_near)], coarse[i_best])
+
+    # latency wall: the end of the first run of feasible budgets
+    idx = jnp.arange(n)
+    first_ok = jnp.min(jnp.where(ok, idx, n))
+    first_bad = jnp.min(jnp.where((~ok) & (idx > first_ok), idx, n))
+
+    def bisect_feasible(lo, hi, steps):
+        def step(_, b):
+            lo, hi = b
+            mid = 0.5 * (lo + hi)
+            f = best(mid)[1]
+            return jnp.where(f, mid, lo), jnp.where(f, hi, mid)
+
+        lo, hi = jax.lax.fori_loop(0, steps, step, (lo, hi))
+        return 0.5 * (lo + hi)
+
+    k = jnp.clip(first_bad, 1, n - 1)
+    lat = bisect_feasible(coarse[k - 1], coarse[k], LATENCY_STEPS)
+    lat = jnp.where(first_bad >= n, jnp.inf, lat)
+    lat = jnp.where(first_ok >= n, -jnp.inf, lat)
+
+    # data-movement wall: the first budget after the maximum below the threshold
+    level = threshold * u_max
+    below = (u < level) & (coarse > x_best)
+    j = jnp.min(jnp.where(below, idx, n))
+    x_scan = coarse[jnp.clip(j, 0, n - 1)]
+    w = int(round(DIP_WINDOW_DEX / GRID_STEP_DEX))
+    window = x_scan - GRID_STEP_DEX * jnp.arange(w, 0, -1)  # grid points before the crossing
+    u_win, _ = jax.vmap(best)(window)
+    dip = (u_win < level) & (window > x_best)
+    first_dip = jnp.min(jnp.where(dip, jnp.arange(w), w))
+    hi = jnp.where(first_dip < w, window[jnp.clip(first_dip, 0, w - 1)], x_scan)
+
+    def bisect_below(lo, hi, steps):
+        def step(_, b):
+            lo, hi = b
+            mid = 0.5 * (lo + hi)
+            under = best(mid)[0] < level
+            return jnp.where(under, lo, mid), jnp.where(under, mid, hi)
+
+        lo, hi = jax.lax.fori_loop(0, steps, step, (lo, hi))
+        return 0.5 * (lo + hi)
+
+    dm = bisect_below(hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
+    dm = jnp.where(j >= n, jnp.inf, dm)
+    dm = jnp.where(u_max > 0.0, dm, -jnp.inf)
+    return dm, lat, u_max
+
+
+@jax.jit
+def _walls_chunk(hw: Hardware, a: Assumptions, threshold, g: LaunchGrid):
+    return jax.lax.map(lambda z: _walls_one(z[0], z[1], g, z[2]), (hw, a, threshold))
+
+
+def fast_realistic_walls(
+    hw: Hardware,
+    a: Assumptions,
+    threshold: float = UTILIZATION_THRESHOLD,
+    grid: LaunchGrid | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Both walls (log10 FLOP) and the small-scale maximum utilization per draw, realistic plans.
+
+    ``hw`` and ``a``: fields broadcast to one shape (the draws); returns arrays of that shape:
+    ``(data_movement_wall, latency_wall, max_utilization)``.  ``grid``: the shapes to search
+    (default: :func:`shortlist_grid`; the full :func:`forecast.model.realistic.launch_grid` gives
+    the full search's walls at this path's budgets)."""
+    require_x64()
+    g = shortlist_grid() if grid is None else grid
+    g = LaunchGrid(*(jnp.asarray(x) for x in g))
+    dm, lat, umax = _by_draw(_walls_chunk, hw, a, (jnp.float64(threshold),), g)
+    return dm, lat, umax
+
+
+MIN_RUN_STEPS = 24  # bisection steps on log10 days: 8 dex / 2^24 = 5e-7 dex
+
+
+def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid):
+    """(best utilization at ``log10_flop``, log10 of the shortest feasible run in days)."""
+    util, _, *_ = _plans_at(hw, a, log10_flop, g, _constants(hw, a, g))
+
+    def feasible(log10_days):
+        run = a._replace(duration_s=10.0**log10_days * SECONDS_PER_DAY)
+        return jnp.any(_plans_at(hw, run, log10_flop, g, _constants(hw, run, g))[1])
+
+    days = shortest_log10_days(feasible, (), MIN_RUN_STEPS)
+    return jnp.max(util), days
+
+
+@jax.jit
+def _cost_chunk(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid):
+    return jax.lax.map(lambda z: _cost_one(z[0], z[1], z[2], g), (hw, a, log10_flop))
+
+
+def fast_realistic_cost(
+    hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """What a run of ``log10_flop`` costs in the realistic regime, per draw: the best plan's
+    utilization (0: infeasible) and the shortest run (days) in which any plan trains it at all
+    (the latency wall inverted in duration; 0: feasible in a thousandth of a day, +inf: not in
+    1e5 days: :data:`forecast.model.cost.MIN_RUN_DAYS_RANGE`).  As
+    :func:`forecast.model.cost.best_utilization` and
+    :func:`~forecast.model.cost.min_run_days` do for the paper regime."""
+    require_x64()
+    g = shortlist_grid() if grid is None else grid
+    g = LaunchGrid(*(jnp.asarray(x) for x in g))
+    util, log10_days = _by_draw(_cost_chunk, hw, a, (log10_flop,), g)
+    with np.errstate(over="ignore"):
+        days = np.where(np.isneginf(log10_days), 0.0, 10.0**log10_days)
+    return util, days
+
+
+def _by_draw(fn, hw: Hardware, a: Assumptions, extra: tuple, g: LaunchGrid) -> list[np.ndarray]:
+    """``fn(hw, a, *extra, g)`` over the broadcast shape of every input, ``DRAW_CHUNK`` draws a
+    compiled call (the last chunk padded), reshaped back."""
+    fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
+    shape = np.broadcast_shapes(*(f.shape for f in fields))
+    flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
+    size = flat[0].size
+    nh, na = len(Hardware._fields), len(Assumptions._fields)
+    out = []
+    for start in range(0, size, DRAW_CHUNK):
+        part = [f[start : start + DRAW_CHUNK] for f in flat]
+        pad = DRAW_CHUNK - part[0].size
+        part = [jnp.asarray(np.pad(p, (0, pad), mode="edge")) for p in part]
+        res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :], g)
+        out.append([np.asarray(r)[: DRAW_CHUNK - pad] for r in res])
+    return [np.concatenate(c).reshape(shape) for c in zip(*out, strict=True)]

@@ -1,0 +1,124 @@
+"""The realistic regime's fast path (forecast.model.realistic_fast).
+
+Two separate claims, tested separately:
+
+* the budgets it evaluates read the walls as the full search reads its curve: on the same shapes
+  (the shortlist), the fast path's walls are the full search's within its bisection resolution;
+* the shortlist holds the shapes that win: the H100's walls on the shortlist are the full grid's
+  (``tests/model/test_realistic.py`` compares them on the full grid; the rate over random draws is
+  in BENCHMARKS.md and docs/validation.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.hardware import MORE_IS_BETTER
+
+from forecast.model import Assumptions, Hardware
+from forecast.model.realistic import launch_grid
+from forecast.model.realistic_fast import fast_realistic_walls, shortlist_grid
+from forecast.model.search import find_walls
+
+H100 = Hardware(9.89e14, 3.35e12, 8e10, 4.5e11, 8.0, 5e10)
+GB200 = Hardware(2.5e15, 8.0e12, 1.86e11, 9.0e11, 72.0, 5e10)
+TPU_V5P = Hardware(4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9)
+RESOLUTION_DEX = 0.003  # the full search's refinement grid (0.002) plus the bisection's (0.001)
+
+
+def test_the_shortlist_is_launchable_shapes_of_the_full_grid():
+    short, full = shortlist_grid(), launch_grid()
+    rows = set(zip(*(np.asarray(x, dtype=float) for x in full), strict=True))
+    mine = list(zip(*(np.asarray(x, dtype=float) for x in short), strict=True))
+    assert len(set(mine)) == len(mine)  # no duplicates
+    assert all(r in rows for r in mine)
+    # it keeps every kind of option the full grid has
+    assert set(np.unique(short.cp)) > {1.0}
+    assert set(np.unique(short.virtual_stages)) > {1.0}
+    assert set(np.unique(short.recompute)) == {0.0, 1.0}
+    assert short.two_d.any() and (~short.two_d).any()
+    assert 50 < short.tp.size < full.tp.size // 20
+
+
+CASES = {
+    "H100": (H100, Assumptions()),
+    "GB200, shallow models, FP8": (
+        GB200._replace(flops=2 * GB200.flops),
+        Assumptions(layer_exponent=0.21, bytes_per_number=1.0),
+    ),
+    "TPU v5p, 180 days, small batch": (
+        TPU_V5P,
+        Assumptions(duration_s=180 * 86_400.0, batch_tokens_ref=2e7),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_fast_path_reads_the_walls_as_the_full_search(case):
+    """Same shapes (the shortlist), same walls: the full search's 513 budgets against the fast
+    path's ~130."""
+    hw, a = CASES[case]
+    g = shortlist_grid()
+    full = find_walls(hw, a, regime="realistic", grid=g)
+    dm, lat, umax = fast_realistic_walls(hw, a, grid=g)
+    # the maximum is a plateau a few 1e-7 high (the small-scale plans all compute-bound): the
+    # fast path may take its value a few grid points away from the full search's
+    assert float(umax) == pytest.approx(full.max_utilization, rel=1e-5)
+    assert float(umax) <= full.max_utilization
+    assert abs(float(dm) - full.data_movement_wall_log10_flop) <= RESOLUTION_DEX
+    assert abs(float(lat) - full.latency_wall_log10_flop) <= RESOLUTION_DEX
+    # numbers, not just agreement: the walls lie where the realistic regime puts them
+    assert 26.0 < float(dm) < float(lat) < 33.0
+
+
+def test_draws_are_independent_of_their_neighbours():
+    """A draw's walls do not depend on which other draws share its call (chunking, padding)."""
+    hw = Hardware(*(np.array([v, 2 * v, v]) for v in H100))
+    a = Assumptions(layer_exponent=np.array([0.27, 0.27, 0.3]))
+    together = np.stack(fast_realistic_walls(hw, a))
+    for i in range(3):
+        alone = fast_realistic_walls(
+            Hardware(*(x[i] for x in hw)), Assumptions(layer_exponent=a.layer_exponent[i])
+        )
+        np.testing.assert_array_equal(together[:, i], np.stack(alone))
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    base=st.sampled_from([H100, GB200, TPU_V5P]),
+    scale=st.lists(st.floats(0.5, 2.0), min_size=6, max_size=6),
+    factor=st.floats(1.0, 4.0),
+    layer_exponent=st.floats(0.21, 0.33),
+    batch_exponent=st.floats(0.31, 0.41),
+)
+def test_fast_walls_never_fall_with_better_memory_network_or_time(
+    base, scale, factor, layer_exponent, batch_exponent
+):
+    """As the full search (tests/model/test_model_properties.py): more HBM bandwidth or capacity,
+    network bandwidth, a larger domain or a longer run never lower either wall.  One call
+    evaluates the base and the six improvements."""
+    hw0 = Hardware(
+        *(v * s if i != 4 else v for i, (v, s) in enumerate(zip(base, scale, strict=True)))
+    )
+    a0 = Assumptions(layer_exponent=layer_exponent, batch_exponent=batch_exponent)
+    hws, assumptions = [hw0], [a0]
+    for field in MORE_IS_BETTER:
+        if field in Hardware._fields:
+            hws.append(hw0._replace(**{field: getattr(hw0, field) * factor}))
+            assumptions.append(a0)
+        else:
+            hws.append(hw0)
+            assumptions.append(a0._replace(**{field: getattr(a0, field) * factor}))
+    hw = Hardware(*(np.array([h[i] for h in hws]) for i in range(len(Hardware._fields))))
+    a = Assumptions(*(np.array([x[i] for x in assumptions]) for i in range(len(a0))))
+    dm, lat, _ = fast_realistic_walls(hw, a)
+    for k, field in enumerate(MORE_IS_BETTER, start=1):
+        assert dm[k] >= dm[0] - 1e-3 and lat[k] >= lat[0] - 1e-3, (field, dm, lat)
