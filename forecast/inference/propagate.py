@@ -29,9 +29,11 @@ from forecast.model.cost import (
 )
 from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
+from forecast.model.realistic_fast import fast_realistic_cost, fast_realistic_walls
 from forecast.priors import PriorSet
 from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
 from forecast.stats.joint import draw_free_inputs
+from forecast.stats.sequence_length import SEQUENCE_REFERENCE_YEAR
 from forecast.stats.trends import project
 
 DEFAULT_YEARS = np.arange(FIRST_YEAR, LAST_YEAR + 1, dtype=float)
@@ -121,11 +123,14 @@ def propagate(
     wall_year_step: int = 1,
     *,
     cost: bool = True,
+    regime: str = "paper",
 ) -> dict[str, np.ndarray]:
     """Walls per (sample, year) and the first year the frontier reaches each wall.
 
     ``cost=False`` leaves out what the walls cost (``frontier_utilization``, ``cost_multiplier``,
     ``min_run_days``: about a third of the time); the walls and hit years are the same.
+    ``regime``: ``"paper"`` (continuous plans, :func:`forecast.model.fast.fast_walls`) or
+    ``"realistic"`` (plans a run can launch, :mod:`forecast.model.realistic_fast`: ~15x the time).
 
     Parameters
     ----------
@@ -145,6 +150,8 @@ def propagate(
     years = np.asarray(years, dtype=float)
     hw = frontier_hardware(trend_log10, inputs, years)
     a = assumptions_from_inputs(inputs, years)
+    if "sequence_length" in trend_log10:  # the fitted law (realistic regime only)
+        a = a._replace(sequence_length=10.0 ** np.asarray(trend_log10["sequence_length"]))
     # Walls at every ``wall_year_step``-th year (and the last), interpolated in between: every
     # input of the wall is a smooth function of the year (log-linear trends, compounding rates).
     idx = np.unique(np.r_[np.arange(0, years.size, max(int(wall_year_step), 1)), years.size - 1])
@@ -159,7 +166,12 @@ def propagate(
             for v in a
         )
     )
-    dm, lat, u_max = fast_walls(sub_hw, sub_a, small_scale=True)
+    if regime == "realistic":
+        dm, lat, u_max = fast_realistic_walls(sub_hw, sub_a)
+    elif regime == "paper":
+        dm, lat, u_max = fast_walls(sub_hw, sub_a, small_scale=True)
+    else:
+        raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
     if idx.size != years.size:
         dm = interpolate_years(years, years[idx], dm)
         lat = interpolate_years(years, years[idx], lat)
@@ -179,11 +191,15 @@ def propagate(
         return out
     # What the wall costs: the frontier run's best utilization on the year's frontier hardware
     # against the small-scale maximum, and the shortest run that could train it at all.
-    u_frontier = best_utilization(sub_hw, sub_a, frontier[..., idx])
+    if regime == "realistic":
+        u_frontier, days = fast_realistic_cost(sub_hw, sub_a, frontier[..., idx])
+    else:
+        u_frontier = best_utilization(sub_hw, sub_a, frontier[..., idx])
+        days = min_run_days(sub_hw, sub_a, frontier[..., idx])
     # u_max: the small-scale maximum utilization, from the wall search above (the same plans and
-    # budgets as forecast.model.cost.small_scale_max_utilization)
+    # budgets as forecast.model.cost.small_scale_max_utilization in the paper regime)
     with np.errstate(divide="ignore"):  # 0 days (feasible at any length): -inf, kept
-        log10_days = np.log10(min_run_days(sub_hw, sub_a, frontier[..., idx]))
+        log10_days = np.log10(days)
     if idx.size != years.size:
         u_frontier = interpolate_years(years, years[idx], u_frontier)
         u_max = interpolate_years(years, years[idx], u_max)
@@ -298,6 +314,17 @@ def inputs_dataset(inputs: dict[str, Any], chains: int, draws: int) -> xr.Datase
     )
 
 
+def sequence_log10(samples: dict[str, np.ndarray], years) -> dict[str, np.ndarray]:
+    """``{"sequence_length": log10 tokens per sequence (sample, year)}`` from the posterior's
+    sequence-length law (:mod:`forecast.stats.sequence_length`); empty without it."""
+    if "log10_sequence_2024" not in samples:
+        return {}
+    x = np.asarray(years, dtype=float) - SEQUENCE_REFERENCE_YEAR
+    s0 = np.asarray(samples["log10_sequence_2024"], dtype=float)[..., None]
+    g = np.asarray(samples["sequence_growth_dex_per_year"], dtype=float)[..., None]
+    return {"sequence_length": s0 + g * x}
+
+
 def scenario_seed(seed: int) -> int:
     """Seed of the prior draws in propagation (common random numbers across scenarios)."""
     return int(zlib.crc32(f"propagate-{seed}".encode()))
@@ -341,6 +368,7 @@ def propagate_scenario(
     years=None,
     wall_year_step: int = DEFAULT_WALL_YEAR_STEP,
     propagate_draws: int | None = None,
+    regime: str = "paper",
 ) -> tuple[xr.Dataset, xr.Dataset]:
     """Forecast variables and propagated inputs of one scenario (dims chain, draw, ...).
 
@@ -352,6 +380,9 @@ def propagate_scenario(
     Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between
     (step 2 moves hit years by 0.015 yr at the median and 0.19 yr at the 95th percentile of
     draws against step 1; BENCHMARKS.md); ``wall_year_step=1`` computes every year.
+
+    ``regime``: the plans searched (:func:`propagate`); the realistic regime's sequence length is
+    the posterior's sequence-length law at each year (:func:`sequence_log10`).
     """
     init_jax()
 
@@ -366,8 +397,9 @@ def propagate_scenario(
         draws = fit_tree["posterior"].sizes["draw"]
     samples = posterior_draws(fit_tree)
     trends = project(samples, years)
+    trends |= sequence_log10(samples, years)
     inputs = scenario_inputs(samples, prior_set, chains * draws, seed)
-    result = propagate(trends, inputs, years, wall_year_step)
+    result = propagate(trends, inputs, years, wall_year_step, regime=regime)
     forecast = forecast_dataset(result, years, chains, draws)
     sampled = inputs_dataset(inputs, chains, draws)
     sampled["draw"] = forecast["draw"] = np.arange(0, draws * step, step)

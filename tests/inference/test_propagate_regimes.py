@@ -1,0 +1,106 @@
+"""Propagation in both plan regimes (forecast.inference.propagate, issue 22).
+
+The realistic regime propagates the same draws through the realistic fast path
+(forecast.model.realistic_fast), with the sequence length of the posterior's sequence-length law at
+each year; the paper regime ignores the sequence length.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.reference import SCENARIOS, SEED, load_fit
+
+from forecast.inference.draws import posterior_draws
+from forecast.inference.propagate import (
+    propagate,
+    scenario_inputs,
+    sequence_log10,
+)
+from forecast.jobs import forecast_job
+from forecast.stats.trends import project
+
+YEARS = np.array([2026.0, 2030.0, 2034.0])
+SAMPLES = 6
+
+
+@pytest.fixture(scope="module")
+def draws():
+    samples = {k: v[::50][:SAMPLES] for k, v in posterior_draws(load_fit()).items()}
+    prior_set = next(iter(forecast_job.load_inputs(scenarios=SCENARIOS).scenarios.values()))
+    inputs = scenario_inputs(samples, prior_set, SAMPLES, SEED)
+    return samples, inputs
+
+
+def _run(samples, inputs, regime, sequence_shift_dex=0.0, cost=True):
+    trends = project(samples, YEARS)
+    seq = sequence_log10(samples, YEARS)
+    trends["sequence_length"] = seq["sequence_length"] + sequence_shift_dex
+    return propagate(trends, inputs, YEARS, regime=regime, cost=cost)
+
+
+@pytest.fixture(scope="module")
+def both(draws):
+    samples, inputs = draws
+    return {r: _run(samples, inputs, r) for r in ("paper", "realistic")}
+
+
+def test_the_sequence_law_is_the_posteriors(draws):
+    samples, _ = draws
+    seq = sequence_log10(samples, YEARS)["sequence_length"]
+    assert seq.shape == (SAMPLES, YEARS.size)
+    s0 = np.asarray(samples["log10_sequence_2024"])
+    g = np.asarray(samples["sequence_growth_dex_per_year"])
+    np.testing.assert_allclose(seq[:, 1], s0 + 6.0 * g)
+    # published context lengths: 2k-32k tokens around today
+    assert np.all((seq[:, 0] > 3.0) & (seq[:, 0] < 5.0))
+    assert sequence_log10({}, YEARS) == {}
+
+
+def test_both_regimes_give_every_forecast_variable(both):
+    paper, real = both["paper"], both["realistic"]
+    assert set(real) == set(paper)
+    for key in ("wall_log10_flop", "hit_year", "frontier_utilization", "cost_multiplier"):
+        assert real[key].shape == paper[key].shape
+    u = real["frontier_utilization"]
+    assert np.all((u >= 0.0) & (u <= 1.0))
+    assert np.all(real["cost_multiplier"] >= 1.0)
+    assert np.all(real["min_run_days"] >= 0.0)
+    walls = real["wall_log10_flop"]
+    # both walls in the range the realistic regime puts them (docs/validation.md section 10)
+    assert np.all((walls > 25.0) & (walls < 36.0))
+    assert np.all(walls[..., 0] <= walls[..., 1])  # utilization falls before plans run out
+    # the regimes differ: launchable plans are not the paper's relaxation
+    assert np.max(np.abs(walls - paper["wall_log10_flop"])) > 0.05
+
+
+def test_the_realistic_walls_are_the_fast_paths_on_the_frontier_accelerator(draws, both):
+    from forecast.inference.propagate import assumptions_from_inputs, frontier_hardware
+    from forecast.model.realistic_fast import fast_realistic_walls
+
+    samples, inputs = draws
+    trends = project(samples, YEARS)
+    hw = frontier_hardware(trends, inputs, YEARS)
+    a = assumptions_from_inputs(inputs, YEARS)
+    a = a._replace(sequence_length=10.0 ** sequence_log10(samples, YEARS)["sequence_length"])
+    dm, lat, _ = fast_realistic_walls(hw, a)
+    np.testing.assert_allclose(both["realistic"]["wall_log10_flop"][..., 0], dm)
+    np.testing.assert_allclose(both["realistic"]["wall_log10_flop"][..., 1], lat)
+
+
+def test_longer_sequences_move_only_the_realistic_walls(draws, both):
+    samples, inputs = draws
+    longer = {
+        r: _run(samples, inputs, r, sequence_shift_dex=np.log10(4.0), cost=False) for r in both
+    }
+    np.testing.assert_array_equal(
+        longer["paper"]["wall_log10_flop"], both["paper"]["wall_log10_flop"]
+    )
+    moved = np.abs(longer["realistic"]["wall_log10_flop"] - both["realistic"]["wall_log10_flop"])
+    assert np.max(moved) > 0.01
+
+
+def test_an_unknown_regime_is_refused(draws):
+    samples, inputs = draws
+    with pytest.raises(ValueError, match="regime"):
+        _run(samples, inputs, "ideal", cost=False)
