@@ -1,8 +1,8 @@
 # ruff: noqa: E701, E702
 """Numbers for docs/validation.md: find_walls for the H100 under one-parameter changes.
 
-Run: .venv/bin/python scripts/validate_sweeps.py  (prints markdown table rows, ~10 min: every row in
-both regimes, the paper's relaxation and the realistic plans)
+Run: .venv/bin/python scripts/validate_sweeps.py  (prints markdown table rows; ~35 min on 2 cores
+under load: every row in both regimes, the paper's relaxation and the realistic plans)
 """
 
 import sys
