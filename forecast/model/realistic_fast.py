@@ -169,11 +169,12 @@ MIN_RUN_STEPS = 24  # bisection steps on log10 days: 8 dex / 2^24 = 5e-7 dex
 
 def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid):
     """(best utilization at ``log10_flop``, log10 of the shortest feasible run in days)."""
-    util, _, *_ = _plans_at(hw, a, log10_flop, g, _constants(hw, a, g))
+    constants = _constants(hw, a, g)  # independent of the run's length
+    util, _, *_ = _plans_at(hw, a, log10_flop, g, constants)
 
     def feasible(log10_days):
         run = a._replace(duration_s=10.0**log10_days * SECONDS_PER_DAY)
-        return jnp.any(_plans_at(hw, run, log10_flop, g, _constants(hw, run, g))[1])
+        return jnp.any(_plans_at(hw, run, log10_flop, g, constants)[1])
 
     days = shortest_log10_days(feasible, (), MIN_RUN_STEPS)
     return jnp.max(util), days
