@@ -15,7 +15,7 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
   DataFrames and PriorSet are passed too but excluded from the key;
 * ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
   ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
-  scenario's full prior text), ``seed``, ``years``, ``propagate_draws`` and ``code``;
+  scenario's full prior text), ``seed``, ``years``, ``propagate_draws``, ``regime`` and ``code``;
 * ``publish`` - never cached, retried.  Assembles the DataTree and publishes it atomically unless
   the forecast ``latest`` points to was made from the same inputs (same
   :func:`forecast.store.identity.fingerprint`): then it publishes nothing and reports
@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
@@ -143,13 +143,19 @@ def propagate_task(
     years: list[float] | None,
     code: str,
     propagate_draws: int | None = None,
+    regime: str = "paper",
 ) -> tuple[Any, Any]:
     """Forecast of one scenario: joint posterior draws (and free prior draws) -> walls per year."""
     logger = get_run_logger()
-    logger.info(f"propagating scenario {scenario}: walls per draw and year")
+    logger.info(f"propagating scenario {scenario}: walls per draw and year, {regime} plans")
     start = time.perf_counter()
     result = forecast_job.propagate_scenario(
-        fit_tree, prior_set, seed=seed, years=years, propagate_draws=propagate_draws
+        fit_tree,
+        prior_set,
+        seed=seed,
+        years=years,
+        propagate_draws=propagate_draws,
+        regime=regime,
     )
     logger.info(f"scenario {scenario} propagated in {time.perf_counter() - start:.0f} s")
     return result
@@ -186,6 +192,7 @@ def publish_task(
     keep: int = DEFAULT_KEEP,
     republish: bool = False,
     propagate_draws: int | None = None,
+    regime: str = "paper",
 ) -> dict[str, Any]:
     """Publish a new forecast, or keep ``latest`` when it already is this forecast."""
     out = Path(outputs_dir)
@@ -208,6 +215,7 @@ def publish_task(
         code=code,
         propagate_draws=propagate_draws,
         run_fingerprint=fingerprint,
+        regime=regime,
     )
     get_run_logger().info(f"publishing forecast {fid} to {out}")
     published, removed = store.publish_forecast(tree, out, fid, keep=keep)
@@ -373,11 +381,14 @@ def refresh_forecast(
     lock_wait: float = 0.0,
     reports: bool = True,
     propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS,
+    regime: Literal["paper", "realistic"] = "paper",
 ) -> dict[str, Any]:
     """Refit what changed, propagate every scenario, publish atomically, create artifacts.
 
     ``propagate_draws``: posterior draws propagated per scenario, evenly thinned from
-    ``chains`` x ``draws`` (None or 0: all of them).
+    ``chains`` x ``draws`` (None or 0: all of them).  ``regime``: the plans searched for the
+    walls, ``"paper"`` (Erdil & Schneider-Joseph's idealized plans) or ``"realistic"`` (plans a
+    run can launch: ~15x the propagation time, :mod:`forecast.model.realistic_fast`).
 
     Returns ``status`` ("published" / "unchanged"), ``forecast_id``, ``path``, ``task_states``
     (task run name -> final state name, e.g. "Cached"), ``cached`` and ``removed``.
@@ -423,6 +434,7 @@ def refresh_forecast(
                 years=yrs,
                 code=code,
                 propagate_draws=propagate_draws,
+                regime=regime,
             )
         scenario_of = {id(fut): name for name, fut in props.items()}
         logger.info(
@@ -455,6 +467,7 @@ def refresh_forecast(
             years=yrs,
             code=code,
             propagate_draws=propagate_draws,
+            regime=regime,
         )
         pub_state = publish_task(
             inputs,
@@ -470,6 +483,7 @@ def refresh_forecast(
             keep=keep,
             republish=republish,
             propagate_draws=propagate_draws,
+            regime=regime,
             return_state=True,
         )
         states["publish"] = pub_state.name

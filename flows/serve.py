@@ -24,7 +24,7 @@ import asyncio
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -79,6 +79,7 @@ def watch_landing(
     settle_seconds: float = 2.0,
     lock_wait: float = 3600.0,
     propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS,
+    regime: Literal["paper", "realistic"] = "paper",
 ) -> dict[str, Any]:
     """Ingest every settled file in ``<data_dir>/incoming/``; refresh when one added rows.
 
@@ -116,6 +117,7 @@ def watch_landing(
                     reports=reports,
                     lock_wait=lock_wait,
                     propagate_draws=propagate_draws,
+                    regime=regime,
                 )
             elif files:
                 logger.info("no new rows merged; no refresh needed")

@@ -188,6 +188,13 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
         inputs, ["baseline"], seed=1, chains=2, draws=100, years=[2024, 2045], code="c"
     )
     assert grid["run_fingerprint"] != fp
+    # the plans searched: a realistic forecast is another forecast; a paper one keeps the
+    # fingerprint it had before the regime was recorded (the digest above names no regime)
+    realistic = store.provenance_attrs(
+        inputs, ["baseline"], seed=1, chains=2, draws=100, code="c", regime="realistic"
+    )
+    assert realistic["run_fingerprint"] != fp and realistic["regime"] == "realistic"
+    assert attrs["regime"] == "paper"
 
 
 # ----------------------------------------------------------------------------- import graph

@@ -188,6 +188,7 @@ class RefreshOptions:
     keep: int = DEFAULT_KEEP
     report: bool = True
     propagate_draws: int = DEFAULT_PROPAGATE_DRAWS
+    regime: Regime = Regime.paper
 
     def years(self) -> list[float] | None:
         """The output grid: every ``year_step``-th year of the default grid and its last year
@@ -216,6 +217,7 @@ class RefreshOptions:
             keep=self.keep,
             reports=self.report,
             propagate_draws=self.propagate_draws or None,
+            regime=Regime(self.regime).value,
         )
 
     def flow_parameters(self, *, absolute: bool = False) -> dict[str, Any]:
@@ -276,6 +278,7 @@ REFRESH_PARAMETERS: tuple[tuple[str, Any], ...] = (
             ),
         ],
     ),
+    ("regime", RegimeOpt),
 )
 assert [n for n, _ in REFRESH_PARAMETERS] == [f.name for f in fields(RefreshOptions)]
 

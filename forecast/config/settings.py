@@ -66,6 +66,7 @@ class RunSettings:
     keep: int = DEFAULT_KEEP
     reports: bool = True
     propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS
+    regime: str = "paper"
 
     def flow_parameters(self) -> dict[str, Any]:
         """The ``refresh-forecast`` flow's parameters (0 propagate draws: all of them)."""

@@ -45,12 +45,14 @@ def assemble(
     code: str | None = None,
     propagate_draws: int | None = None,
     run_fingerprint: str | None = None,
+    regime: str = "paper",
 ) -> tuple[xr.DataTree, str]:
     """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id).
 
     ``years`` is the requested grid (None: the default), ``code`` the code hash (None: this
     process's :func:`forecast.store.identity.code_hash`) and ``propagate_draws`` the thinning target;
-    all enter the run fingerprint and the id (``run_fingerprint``: already computed by the
+    all enter the run fingerprint and the id, as does ``regime`` (the plans searched, recorded in
+    the root attribute ``regime``) (``run_fingerprint``: already computed by the
     caller with :func:`forecast.store.inputs_fingerprint`, for the same inputs and settings). The root attribute ``input_provenance`` says, per
     scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
     """
@@ -71,6 +73,7 @@ def assemble(
         code=code,
         propagate_draws=propagate_draws,
         run_fingerprint=run_fingerprint,
+        regime=regime,
     )
     posterior_vars = set(fit_tree["posterior"].data_vars)
     law_rows = json.loads(fit_tree.attrs.get("law_rows", "{}"))

@@ -46,6 +46,11 @@ class Forecast:
         return str(self.attrs.get("id", self.path.parent.name))
 
     @property
+    def regime(self) -> str:
+        """The plans the walls were searched over: ``"paper"`` or ``"realistic"``."""
+        return str(self.attrs.get("regime", "paper"))
+
+    @property
     def scenarios(self) -> list[str]:
         return [str(s) for s in self.forecast["scenario"].values]
 
@@ -59,6 +64,28 @@ class Forecast:
 
     def group(self, name: str) -> xr.Dataset | None:
         return self.tree[name].to_dataset() if name in self.tree.children else None
+
+
+REGIME_SENTENCES = {
+    "paper": (
+        "The walls are searched over the paper's idealized plans (Erdil & Schneider-Joseph 2024): "
+        "continuous microbatch, pipeline and parallelism degrees, microbatches as small as one "
+        "token at no cost; a run that must use whole sequences, whole layers per stage and whole "
+        "degrees (wallcast run --regime realistic) typically meets both walls at less compute."
+    ),
+    "realistic": (
+        "The walls are searched over plans a run can launch: whole sequences per microbatch or "
+        "one split over context-parallel ranks (its K/V collectives charged), whole layers per "
+        "pipeline stage, whole degrees, with activation recompute and the interleaved schedule "
+        "as options; the paper's idealized plans (wallcast run --regime paper) typically put "
+        "both walls at more compute."
+    ),
+}
+
+
+def regime_sentence(regime: str) -> str:
+    """One sentence on the plans a forecast's walls were searched over (its ``regime``)."""
+    return REGIME_SENTENCES.get(regime, f"The walls are searched over {regime} plans.")
 
 
 def load_forecast(path: str | Path | None = None) -> Forecast:

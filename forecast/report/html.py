@@ -20,6 +20,7 @@ from forecast.queries.headline import (
     assumptions,
     headline,
     provenance,
+    regime_sentence,
     summary_rows,
     summary_table_cells,
     wall_label,
@@ -86,6 +87,7 @@ def report_blocks(
         Block("h1", f"Wallcast forecast {fc.id}"),
         Block("h2", "Executive summary"),
         Block("lead", " ".join(summary.sentences)),
+        Block("p", regime_sentence(fc.regime)),
     ]
 
     def figure(key: str, fig: Figure, caption: str) -> None:

@@ -165,6 +165,7 @@ def forecast_summary(forecast_id: str, meta: ForecastMeta, latest_id: str | None
         "data_hash": a.get("data_hash"),
         "seed": a.get("seed"),
         "code_version": a.get("code_version"),
+        "regime": a.get("regime", "paper"),
         "scenarios": meta.coords.get("scenario", []),
         "walls": meta.coords.get("wall", []),
         "years": [meta.coords["year"][0], meta.coords["year"][-1]]

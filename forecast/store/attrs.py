@@ -36,6 +36,7 @@ def provenance_attrs(
     created: datetime | None = None,
     propagate_draws: int | None = None,
     run_fingerprint: str | None = None,
+    regime: str = "paper",
 ) -> dict[str, Any]:
     """Every root attribute of a published forecast (the one place they are set).
 
@@ -58,6 +59,7 @@ def provenance_attrs(
         years=years,
         code=code,
         propagate_draws=propagate_draws,
+        regime=regime,
     )
     data_dir = getattr(inputs, "data_dir", None)
     return {
@@ -70,6 +72,7 @@ def provenance_attrs(
         "chains": int(chains),
         "draws": int(draws),
         "propagate_draws": -1 if propagate_draws is None else int(propagate_draws),
+        "regime": regime,
         "data_hash": inputs.data_hash,
         "data_dir": str(Path(data_dir).resolve()) if data_dir is not None else "",
         "priors_name": inputs.priors.name,

@@ -68,27 +68,31 @@ def fingerprint(
     years: Sequence[float] | None,
     code: str,
     propagate_draws: int | None = None,
+    regime: str = "paper",
 ) -> str:
     """The one digest of everything a forecast depends on (64 hex digits).
 
     ``years`` is the requested forecast grid (None: the default grid), ``code`` the
-    :func:`code_hash`, ``propagate_draws`` the draws propagated per scenario (None: all).  Two
+    :func:`code_hash`, ``propagate_draws`` the draws propagated per scenario (None: all), ``regime`` the plans
+    searched (recorded only when not ``"paper"``, so that every paper forecast keeps its
+    fingerprint).  Two
     runs with the same fingerprint publish identical numbers; the refresh
     flow compares it with the ``run_fingerprint`` of the forecast ``latest`` names.
     """
-    return digest(
-        {
-            "data_hash": data_hash,
-            "priors": priors_text,
-            "scenarios": [[name, text] for name, text in scenario_texts.items()],
-            "seed": int(seed),
-            "chains": int(chains),
-            "draws": int(draws),
-            "years": None if years is None else [float(y) for y in years],
-            "code": code,
-            "propagate_draws": None if propagate_draws is None else int(propagate_draws),
-        }
-    )
+    parts = {
+        "data_hash": data_hash,
+        "priors": priors_text,
+        "scenarios": [[name, text] for name, text in scenario_texts.items()],
+        "seed": int(seed),
+        "chains": int(chains),
+        "draws": int(draws),
+        "years": None if years is None else [float(y) for y in years],
+        "code": code,
+        "propagate_draws": None if propagate_draws is None else int(propagate_draws),
+    }
+    if regime != "paper":
+        parts["regime"] = regime
+    return digest(parts)
 
 
 def inputs_fingerprint(
@@ -101,6 +105,7 @@ def inputs_fingerprint(
     years: Sequence[float] | None,
     code: str,
     propagate_draws: int | None,
+    regime: str = "paper",
 ) -> str:
     """The :func:`fingerprint` of a forecast of ``inputs`` (a :class:`forecast.data.inputs.Inputs`)
     over the scenarios ``scenario_names``: what the refresh flow compares with the forecast
@@ -115,6 +120,7 @@ def inputs_fingerprint(
         years=years,
         code=code,
         propagate_draws=propagate_draws,
+        regime=regime,
     )
 
 

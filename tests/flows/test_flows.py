@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 import xarray as xr
 from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
@@ -31,7 +32,7 @@ from forecast.config.filelock import LockBusyError, exclusive_lock
 from forecast.config.paths import DATA_TABLE_FILES
 from forecast.data.hardware import load_hardware
 from forecast.store.identity import code_hash
-from forecast.store.reader import latest_forecast_path
+from forecast.store.reader import latest_forecast_path, read_attrs
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -148,6 +149,33 @@ def test_cli_run_reports_cached_tasks(ws, first_run):
     )
     assert "inputs unchanged: latest kept" in res.output
     assert "fast-kernels" in res.output and "data_movement" in res.output
+
+
+def test_cli_run_regime_realistic_publishes_a_realistic_forecast(ws, first_run, tmp_path):
+    """``--regime realistic`` reuses the fit, propagates realistic plans and records the regime;
+    the same draws' walls differ from the paper forecast's (whole sequences, layers, degrees)."""
+    out = tmp_path / "outputs"
+    args = ["run", "--data-dir", str(ws["data"]), "--outputs-dir", str(out)]
+    args += ["--scenario", "baseline", "--chains", str(CHAINS), "--draws", str(DRAWS)]
+    args += ["--seed", str(SEED), "--year-step", "7", "--no-report", "--regime", "realistic"]
+    args += ["--propagate-draws", "8"]
+    from forecast.cli import app
+
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "cached tasks: fit-joint-baseline" in res.output  # the paper run's fit
+    with xr.open_datatree(latest_forecast_path(out), engine="h5netcdf") as dt:
+        assert dt.attrs["regime"] == "realistic"
+        real = np.log10(dt["forecast"]["wall_flop"].sel(scenario="baseline").load())
+    with xr.open_datatree(first_run["path"], engine="h5netcdf") as dt:
+        assert dt.attrs["regime"] == "paper"
+        assert dt.attrs["run_fingerprint"] != read_attrs(latest_forecast_path(out))[
+            "run_fingerprint"
+        ]
+        paper = np.log10(dt["forecast"]["wall_flop"].sel(scenario="baseline").load())
+    paper = paper.sel(draw=real["draw"])  # the realistic run's thinned draws
+    assert real.shape == paper.shape and np.isfinite(real).all()
+    assert not np.allclose(real.values, paper.values, atol=0.01)
 
 
 def test_second_refresh_is_refused_while_one_runs(ws):

@@ -16,6 +16,7 @@ import pytest
 import xarray as xr
 
 from forecast.inference.crossing import first_crossing
+from forecast.queries.headline import REGIME_SENTENCES
 from forecast.store.publisher import publish
 
 REPO = Path(__file__).resolve().parents[2]
@@ -271,6 +272,9 @@ def test_html_is_self_contained(report_files):
     for section in ("Provenance", "What uncertainty the model does not include", "Trend fits"):
         assert section in page
     assert SECOND_ID in page and "hash-26" in page  # provenance: id and data hash
+    # which plans the walls come from, in one sentence (no regime recorded: the paper's)
+    md = report_files[0]["report_md"].read_text()
+    assert REGIME_SENTENCES["paper"] in md
 
 
 def test_what_changed_lists_moved_medians_and_data_rows(published, report_files):
