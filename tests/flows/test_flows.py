@@ -169,9 +169,9 @@ def test_cli_run_regime_realistic_publishes_a_realistic_forecast(ws, first_run, 
         real = np.log10(dt["forecast"]["wall_flop"].sel(scenario="baseline").load())
     with xr.open_datatree(first_run["path"], engine="h5netcdf") as dt:
         assert dt.attrs["regime"] == "paper"
-        assert dt.attrs["run_fingerprint"] != read_attrs(latest_forecast_path(out))[
-            "run_fingerprint"
-        ]
+        assert (
+            dt.attrs["run_fingerprint"] != read_attrs(latest_forecast_path(out))["run_fingerprint"]
+        )
         paper = np.log10(dt["forecast"]["wall_flop"].sel(scenario="baseline").load())
     paper = paper.sel(draw=real["draw"])  # the realistic run's thinned draws
     assert real.shape == paper.shape and np.isfinite(real).all()
