@@ -74,9 +74,8 @@ def collective_latency(ranks_in_domain, domains, a: Assumptions, passes=2.0):
     use one rank per domain (r = 1, k = r k): the cheaper layout is taken, so neither a larger
     domain nor a lower hop latency ever costs more.
     """
-    # log2(r k) = log2 r + log2 k: one float64 logarithm fewer per collective, which made the
-    # realistic plan search 2.5x faster (81 budgets of the shortlist on the H100: 40 -> 16 ms;
-    # BENCHMARKS.md section 6)
+    # log2(r k) = log2 r + log2 k: one float64 logarithm fewer per collective; measured side by
+    # side in one process, the realistic fast path's walls 1.4x faster (BENCHMARKS.md section 6)
     log2_r, log2_k = jnp.log2(ranks_in_domain), jnp.log2(domains)
     filled = log2_r * a.intra_domain_hop_s + log2_k * a.inter_domain_hop_s
     spread = (log2_r + log2_k) * a.inter_domain_hop_s
