@@ -71,13 +71,13 @@ REGIME_SENTENCES = {
         "The walls are searched over the paper's idealized plans (Erdil & Schneider-Joseph 2024): "
         "continuous microbatch, pipeline and parallelism degrees, microbatches as small as one "
         "token at no cost; a run that must use whole sequences, whole layers per stage and whole "
-        "degrees (wallcast run --regime realistic) typically meets both walls at less compute."
+        "degrees (`wallcast run --regime realistic`) typically meets both walls at less compute."
     ),
     "realistic": (
         "The walls are searched over plans a run can launch: whole sequences per microbatch or "
         "one split over context-parallel ranks (its K/V collectives charged), whole layers per "
         "pipeline stage, whole degrees, with activation recompute and the interleaved schedule "
-        "as options; the paper's idealized plans (wallcast run --regime paper) typically put "
+        "as options; the paper's idealized plans (`wallcast run --regime paper`) typically put "
         "both walls at more compute."
     ),
 }
