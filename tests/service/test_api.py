@@ -96,6 +96,7 @@ def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dat
     assert entry["data_hash"] == attrs["data_hash"]
     assert entry["seed"] == attrs["seed"] == GATED_SEED
     assert entry["code_version"] == attrs["code_version"]
+    assert entry["regime"] == attrs.get("regime", "paper") == "paper"
     assert entry["scenarios"] == PUBLISHED_SCENARIOS
     # `draws` counts the propagated draws: the default thinning keeps every 4th of 4 x 1,000
     propagated = attrs["propagated_draws_per_chain"]

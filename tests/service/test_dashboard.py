@@ -100,6 +100,10 @@ def test_dashboard_loads_without_console_errors_and_draws_its_charts(page):
     headline = browser.evaluate("document.querySelector('#headline .sentence').textContent")
     api = httpx.get(f"{server}/v1/forecasts/latest/headline").json()
     assert headline == api["sentence"]
+    # the plans the walls were searched over, as /v1/forecasts lists them
+    meta = browser.evaluate("document.getElementById('forecast-meta').textContent")
+    listed = httpx.get(f"{server}/v1/forecasts").json()["forecasts"][0]
+    assert f"; {listed['regime']} plans;" in meta and listed["regime"] == "paper"
     # Plotly came from this server, not from a CDN
     sources = browser.evaluate("[...document.scripts].map(s => s.src)")
     assert all(src.startswith(server) for src in sources), sources

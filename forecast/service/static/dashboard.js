@@ -371,7 +371,8 @@ async function init() {
   state.lastYear = Math.floor(forecast.years[forecast.years.length - 1]);
   document.getElementById("forecast-meta").textContent =
     `Forecast ${forecast.id}, created ${forecast.created}; ${forecast.chains} chains × ` +
-    `${forecast.draws} draws; data ${String(forecast.data_hash).slice(0, 12)}; code ${forecast.code_version}.` +
+    `${forecast.draws} draws; ${forecast.regime || "paper"} plans; ` +
+    `data ${String(forecast.data_hash).slice(0, 12)}; code ${forecast.code_version}.` +
     (forecast.fallback_from ? ` Shown instead of the latest: ${forecast.fallback_from}.` : "");
   if (forecast.fallback_from) document.body.dataset.fallback = "true";
   const links = document.getElementById("links");
