@@ -250,7 +250,8 @@ def test_run_ingest_and_serve_share_the_refresh_options():
 
     refresh = {"--priors", "--scenario", "--data-dir", "--outputs-dir", "--draws", "--chains"}
     refresh |= {"--seed", "--year-step", "--keep", "--report", "--no-report", "--propagate-draws"}
-    assert len(REFRESH_PARAMETERS) == 11
+    refresh |= {"--regime"}
+    assert len(REFRESH_PARAMETERS) == 12
     for command in ("run", "ingest", "serve"):
         assert refresh <= _option_names(command), command
     # one meaning per name: the sensitivity's wall-computation step has its own
