@@ -50,11 +50,12 @@ def assemble(
     """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id).
 
     ``years`` is the requested grid (None: the default), ``code`` the code hash (None: this
-    process's :func:`forecast.store.identity.code_hash`) and ``propagate_draws`` the thinning target;
-    all enter the run fingerprint and the id, as does ``regime`` (the plans searched, recorded in
-    the root attribute ``regime``) (``run_fingerprint``: already computed by the
-    caller with :func:`forecast.store.inputs_fingerprint`, for the same inputs and settings). The root attribute ``input_provenance`` says, per
-    scenario and propagated key, whether its draws were fitted, prior, fixed or a scenario's.
+    process's :func:`forecast.store.identity.code_hash`), ``propagate_draws`` the thinning target
+    and ``regime`` the plans searched (also the root attribute ``regime``); all enter the run
+    fingerprint and the id (``run_fingerprint``: already computed by the caller with
+    :func:`forecast.store.inputs_fingerprint`, for the same inputs and settings). The root
+    attribute ``input_provenance`` says, per scenario and propagated key, whether its draws were
+    fitted, prior, fixed or a scenario's.
     """
     names = list(scenario_results)
     forecast = xr.concat(

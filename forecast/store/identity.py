@@ -73,11 +73,11 @@ def fingerprint(
     """The one digest of everything a forecast depends on (64 hex digits).
 
     ``years`` is the requested forecast grid (None: the default grid), ``code`` the
-    :func:`code_hash`, ``propagate_draws`` the draws propagated per scenario (None: all), ``regime`` the plans
-    searched (recorded only when not ``"paper"``, so that every paper forecast keeps its
-    fingerprint).  Two
-    runs with the same fingerprint publish identical numbers; the refresh
-    flow compares it with the ``run_fingerprint`` of the forecast ``latest`` names.
+    :func:`code_hash`, ``propagate_draws`` the draws propagated per scenario (None: all),
+    ``regime`` the plans searched (digested only when not ``"paper"``, the regime of every
+    forecast published before it was recorded, so that those keep their fingerprints).  Two runs
+    with the same fingerprint publish identical numbers; the refresh flow compares it with the
+    ``run_fingerprint`` of the forecast ``latest`` names.
     """
     parts = {
         "data_hash": data_hash,
