@@ -293,17 +293,20 @@ def curve_record(
     hardware: str | Path | None = None,
     log10_flop_range: tuple[float, float] = CURVE_LOG10_FLOP_RANGE,
     step_log10: float = CURVE_STEP_LOG10,
+    regime: str = DEFAULT_REGIME,
 ) -> dict[str, Any]:
-    """Best achievable utilization against training compute for one accelerator.
+    """Best achievable utilization against training compute for one accelerator, in a plan
+    ``regime`` (:data:`REGIMES`; the walls are :func:`walls_record`'s in the same regime).
 
     Keys: ``accelerator``, ``precision``, ``duration_days``, ``moe_experts``,
     ``moe_active_experts``, ``utilization_threshold``, ``log10_flop`` (the budgets, from
     ``log10_flop_range[0]`` to ``[1]`` every ``step_log10``), ``utilization`` (fraction of peak,
     ``None`` where no plan finishes in time), ``data_movement_wall_log10_flop`` and
     ``latency_wall_log10_flop`` (from :func:`walls_record`; ``None`` beyond the search grid),
-    ``assumptions`` and ``note``.
+    ``regime``, ``assumptions`` and ``note``.
     """
     init_jax()
+    _check_regime(regime)
 
     lo, hi = (float(x) for x in log10_flop_range)
     if not (step_log10 > 0 and hi > lo):
@@ -317,11 +320,12 @@ def curve_record(
         precision=precision,
         moe_experts=moe_experts,
         moe_active_experts=moe_active_experts,
+        regime=regime,
     )
     hw, a, _ = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
     grid = np.round(np.arange(lo, hi + 1e-9, step_log10), 4)
     _, _, search = _physics()
-    c = search.utilization_curve(hw, a, grid)
+    c = search.regime_curve(hw, a, grid, regime=regime)
     feasible = np.asarray(c.feasible)
     utilization = np.asarray(c.utilization)
     keys = ("accelerator", "precision", "duration_days", "moe_experts", "moe_active_experts")
@@ -334,6 +338,7 @@ def curve_record(
         ],
         "data_movement_wall_log10_flop": walls["data_movement_wall_log10_flop"],
         "latency_wall_log10_flop": walls["latency_wall_log10_flop"],
+        "regime": regime,
         "assumptions": walls["assumptions"],
         "note": walls["note"],
     }

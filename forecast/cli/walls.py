@@ -200,6 +200,7 @@ def curve(
     duration_days: DurationOpt = 90.0,
     precision: PrecisionOpt = Precision.bf16,
     hardware: HardwareOpt = None,
+    regime: RegimeOpt = Regime.paper,
 ) -> None:
     """Plot best achievable utilization against training compute, with both walls marked."""
     check_positive(duration_days, "--duration-days")
@@ -207,7 +208,9 @@ def curve(
     from forecast.analyses.accelerator_walls import curve_record, select_accelerators
 
     curves = [
-        curve_record(acc, duration_days=duration_days, precision=precision.value)
+        curve_record(
+            acc, duration_days=duration_days, precision=precision.value, regime=regime.value
+        )
         for acc in select_accelerators(accelerator, hardware)
     ]
     # why here: matplotlib and the report modules load only when a report is written

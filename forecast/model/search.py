@@ -179,8 +179,11 @@ class _Feasibility(NamedTuple):
     feasible: jnp.ndarray
 
 
-def _regime_curve(hw, a, log10_flop, grid, regime: str):
-    """(utilization, feasibility) curve of a regime at the budgets ``log10_flop``."""
+def regime_curve(hw, a, log10_flop=None, grid=None, regime: str = "paper"):
+    """The best plan's utilization and feasibility at the budgets ``log10_flop`` (default
+    :data:`DEFAULT_LOG10_FLOP_GRID`) in a plan regime: ``paper`` (:func:`utilization_curve`, a
+    :class:`Curve`) or ``realistic`` (:func:`forecast.model.realistic.launch_curve` over
+    ``grid``, default every launchable shape); either has ``utilization`` and ``feasible``."""
     if regime == "paper":
         return utilization_curve(hw, a, log10_flop, grid)
     if regime != "realistic":
@@ -239,13 +242,13 @@ def find_walls(
 def _find_realistic_walls(hw, a, threshold, log10_flop, refine, grid=None) -> Walls:
     """:func:`find_walls` in the ``realistic`` regime (the same reading of the curve)."""
     grid = launch_grid() if grid is None else grid
-    curve = _regime_curve(hw, a, log10_flop, grid, "realistic")
+    curve = regime_curve(hw, a, log10_flop, grid, "realistic")
     umax, dm, lat = walls_from_curve(curve, threshold)
     if refine and np.isfinite(lat):
-        fine = _regime_curve(hw, a, np.linspace(lat - 0.06, lat + 0.06, 61), grid, "realistic")
+        fine = regime_curve(hw, a, np.linspace(lat - 0.06, lat + 0.06, 61), grid, "realistic")
         lat = float(crossing_log10(fine.log10_flop, np.asarray(fine.feasible, dtype=float), 0.5))
     if refine and np.isfinite(dm):
-        fine = _regime_curve(hw, a, np.linspace(dm - 0.05, dm + 0.05, 51), grid, "realistic")
+        fine = regime_curve(hw, a, np.linspace(dm - 0.05, dm + 0.05, 51), grid, "realistic")
         dm_fine = float(
             crossing_log10(fine.log10_flop, np.asarray(fine.utilization), threshold * umax)
         )

@@ -407,7 +407,8 @@ def utilization_chart(
         ax.set_ylabel("Best utilization (fraction of peak FLOP/s)")
         ax.set_title(
             f"Best achievable utilization vs training compute "
-            f"({first['duration_days']:g}-day run, {first['precision']})"
+            f"({first['duration_days']:g}-day run, {first['precision']}, "
+            f"{first.get('regime', 'paper')} plans)"
         )
         ax.legend(handles=handles, loc="lower left", framealpha=0.9, ncol=2)
         notes = [
