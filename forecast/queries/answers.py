@@ -122,6 +122,7 @@ def query(
     out = interval(values[index], prob)
     out.update(wall=wall, what=what, scenario=scenario, units=attrs.get("units", ""))
     out["forecast_id"] = root.get("id", "")
+    out["regime"] = root.get("regime", "paper")  # the plans the walls come from
     out["forecast"] = str(path)
     return out
 
@@ -175,6 +176,7 @@ def cost_query(
             out[f"{name}_units"] = attrs.get("units", "")
     out.update(what="cost", year=int(year), scenario=scenario)
     out["forecast_id"] = root.get("id", "")
+    out["regime"] = root.get("regime", "paper")  # the plans the walls come from
     out["forecast"] = str(path)
     return out
 

@@ -253,13 +253,48 @@ class Backend:
         when that is unreadable, the newest readable one (:meth:`resolve`)."""
         return self.resolve(forecast_id)[:3]
 
-    def resolve(self, forecast_id: str | None) -> tuple[str, Path, ForecastMeta, str | None]:
+    def resolve(
+        self, forecast_id: str | None, regime: str | None = None
+    ) -> tuple[str, Path, ForecastMeta, str | None]:
         """(id, file, metadata, why the latest was not served: None when it was or when an id was
-        named), resolving ``latest`` once per request."""
+        named), resolving ``latest`` once per request.
+
+        ``regime`` (``paper`` or ``realistic``): with no id (or ``latest``), the newest readable
+        forecast of that plan regime, the served latest when it is one; with an id, that
+        forecast must be of the regime (400 otherwise)."""
+        if regime is not None:
+            return self._resolve_regime(forecast_id, regime)
         if forecast_id is None or forecast_id == LATEST_POINTER:
             return self._resolve_latest()
         path, meta = self._read_meta_of(forecast_id)
         return forecast_id, path, meta, None
+
+    def _resolve_regime(
+        self, forecast_id: str | None, regime: str
+    ) -> tuple[str, Path, ForecastMeta, str | None]:
+        if regime not in REGIMES:
+            raise BadParameterError("regime", regime, list(REGIMES))
+        if forecast_id is not None and forecast_id != LATEST_POINTER:
+            found = self.resolve(forecast_id)
+            has = found[2].attrs.get("regime", "paper")
+            if has != regime:
+                raise BadParameterError(
+                    "regime", regime, [has], f"forecast {forecast_id} is of the {has} regime"
+                )
+            return found
+        served = self._resolve_latest()
+        if served[2].attrs.get("regime", "paper") == regime:
+            return served
+        for fid in reversed(self.forecast_ids()):
+            try:
+                path, meta = self._read_meta_of(fid)
+            except (ForecastUnreadableError, UnknownForecastError):
+                continue
+            if meta.attrs.get("regime", "paper") == regime:
+                return fid, path, meta, None
+        raise UnknownForecastError(
+            f"no published forecast of the {regime} regime; run `wallcast run --regime {regime}`"
+        )
 
     def served_latest(self) -> tuple[str, str | None]:
         """(the forecast served as latest, why it is not the pointer's: None when it is)."""
@@ -317,7 +352,10 @@ class Backend:
             out.update(status="degraded", reason=why, serving=served)
         return out
 
-    def list_forecasts(self) -> list[dict]:
+    def list_forecasts(self, regime: str | None = None) -> list[dict]:
+        """The listing entries of every readable forecast (of one plan regime if ``regime``)."""
+        if regime is not None and regime not in REGIMES:
+            raise BadParameterError("regime", regime, list(REGIMES))
         latest = self.latest_id()
         out = []
         for fid in self.forecast_ids():
@@ -328,7 +366,8 @@ class Backend:
                 ForecastUnreadableError,
             ):  # removed meanwhile, or unreadable
                 continue
-            out.append(forecast_summary(fid, meta, latest))
+            if regime is None or meta.attrs.get("regime", "paper") == regime:
+                out.append(forecast_summary(fid, meta, latest))
         return out
 
     def describe(self, forecast_id: str | None) -> dict:
@@ -376,13 +415,15 @@ class Backend:
         prob: float = 0.8,
         forecast: str | None = None,
         year: int | None = None,
+        regime: str | None = None,
     ) -> dict:
-        """The answer of ``wallcast query --json`` (same function), parameters checked first.
+        """The answer of ``wallcast query --json`` (same function), parameters checked first;
+        ``regime`` picks the newest forecast of that plan regime (:meth:`resolve`).
 
         ``what=cost`` needs ``year`` (a year of the forecast) and ignores ``wall``. The answer's
         ``forecast`` is the file's path relative to the outputs folder (no server path leaves);
         ``fallback_from`` says why the latest forecast was not the one answered, if it was not."""
-        fid, path, meta, why = self.resolve(forecast)
+        fid, path, meta, why = self.resolve(forecast, regime)
         if what not in WHATS:
             raise BadParameterError("what", what, sorted(WHATS))
         if what == "cost":
@@ -557,19 +598,23 @@ class Backend:
         return cached if cached is not None else compute(threading.Event())
 
     def curve_job(
-        self, accelerator: str, duration_days: float = 90.0, precision: str = "bf16"
+        self,
+        accelerator: str,
+        duration_days: float = 90.0,
+        precision: str = "bf16",
+        regime: str = "paper",
     ) -> tuple[dict | None, Callable[[threading.Event], dict]]:
         """As :meth:`walls_job`, for :meth:`curve`."""
         table, digest, names, days = self._model_inputs([accelerator], duration_days, precision)
         name = names[0]
-        walls_cached, walls_compute = self.walls_job([name], days, precision)
-        key = ("curve", digest, name, days, precision)
+        walls_cached, walls_compute = self.walls_job([name], days, precision, regime)
+        key = ("curve", digest, name, days, precision, regime)
 
         def compute(cancelled: threading.Event) -> dict:
             walls = walls_compute(cancelled)[0]
             if cancelled.is_set():
                 raise ClientGoneError
-            curve = _model_cached(key, lambda: _compute_curve(table, name, days, precision))
+            curve = _model_cached(key, lambda: _compute_curve(table, name, days, precision, regime))
             return {**walls, **curve}
 
         hit = _MODEL_CACHE.get(key)
@@ -577,9 +622,16 @@ class Backend:
             return {**walls_cached[0], **hit}, compute
         return None, compute
 
-    def curve(self, accelerator: str, duration_days: float = 90.0, precision: str = "bf16") -> dict:
-        """Best utilization against training compute, with both walls and the plan at the wall."""
-        cached, compute = self.curve_job(accelerator, duration_days, precision)
+    def curve(
+        self,
+        accelerator: str,
+        duration_days: float = 90.0,
+        precision: str = "bf16",
+        regime: str = "paper",
+    ) -> dict:
+        """Best utilization against training compute, with both walls and the plan at the wall,
+        in a plan regime (``paper`` or ``realistic``)."""
+        cached, compute = self.curve_job(accelerator, duration_days, precision, regime)
         return cached if cached is not None else compute(threading.Event())
 
     def _model_inputs(
@@ -777,7 +829,9 @@ def _compute_walls(
     )
 
 
-def _compute_curve(table: Path, name: str, duration_days: float, precision: str) -> dict:
+def _compute_curve(
+    table: Path, name: str, duration_days: float, precision: str, regime: str = "paper"
+) -> dict:
     """Best utilization on the explorer's compute grid (the walls service's curve record)."""
     # why here: the plan search imports JAX; reading commands must not
     from forecast.analyses.accelerator_walls import curve_record
@@ -789,5 +843,6 @@ def _compute_curve(table: Path, name: str, duration_days: float, precision: str)
         hardware=table,
         log10_flop_range=CURVE_LOG10_FLOP,
         step_log10=CURVE_STEP,
+        regime=regime,
     )
     return {"curve": {k: record[k] for k in ("log10_flop", "utilization")}}

@@ -302,6 +302,9 @@ def test_unknown_ids_are_404(client, path):
         ("/v1/walls?accelerator=V100&precision=fp8", "precision", ["bf16"]),
         ("/v1/walls?accelerator=H100&regime=ideal", "regime", ["paper", "realistic"]),
         ("/v1/curve?accelerator=NoSuchChip", "accelerator", None),
+        ("/v1/curve?accelerator=H100&regime=ideal", "regime", ["paper", "realistic"]),
+        ("/v1/query?wall=latency&regime=ideal", "regime", ["paper", "realistic"]),
+        ("/v1/forecasts?regime=ideal", "regime", ["paper", "realistic"]),
     ],
 )
 def test_bad_parameters_are_422_naming_the_parameter(client, path, parameter, allowed):
@@ -557,6 +560,37 @@ def test_walls_in_the_realistic_regime_are_the_cli_s(client):
         isinstance(plan[k], int) for k in ("tensor_parallel", "data_parallel", "microbatches")
     )
     assert plan["microbatch_tokens"] * plan["context_parallel"] >= plan["sequence_length"]
+
+
+def test_curve_in_the_realistic_regime(client):
+    """``/v1/curve?regime=realistic``: the realistic walls record (as ``/v1/walls``) and the best
+    launchable plan's utilization on the same budgets as the paper curve, read the same way."""
+    params = {"accelerator": "H100", "regime": "realistic"}
+    got = client.get("/v1/curve", params=params).json()
+    walls = client.get("/v1/walls", params=params).json()[0]
+    assert {k: got[k] for k in walls} == walls and got["regime"] == "realistic"
+    paper = client.get("/v1/curve", params={"accelerator": "H100"}).json()
+    assert got["curve"]["log10_flop"] == paper["curve"]["log10_flop"]
+    x = np.array(got["curve"]["log10_flop"])
+    u = np.array([np.nan if v is None else v for v in got["curve"]["utilization"]])
+    p = np.array([np.nan if v is None else v for v in paper["curve"]["utilization"]])
+    assert np.nanmax(u) == pytest.approx(walls["max_utilization"], rel=0.02)
+    assert np.isnan(u[x > walls["latency_wall_log10_flop"] + 0.1]).all()
+    dm = walls["data_movement_wall_log10_flop"]
+    below = u[(x > dm + 0.1) & ~np.isnan(u)]
+    assert below.size and (below < walls["utilization_threshold"] * walls["max_utilization"]).all()
+    assert not np.allclose(np.nan_to_num(u), np.nan_to_num(p), atol=1e-3)  # another plan model
+
+
+def test_a_regime_with_no_published_forecast_is_404(client, forecast_id):
+    r = client.get("/v1/query", params={"wall": "latency", "regime": "realistic"})
+    assert r.status_code == 404 and "wallcast run --regime realistic" in r.json()["detail"]
+    assert client.get("/v1/forecasts", params={"regime": "realistic"}).json()["forecasts"] == []
+    listed = client.get("/v1/forecasts", params={"regime": "paper"}).json()["forecasts"]
+    assert forecast_id in [f["id"] for f in listed]
+    paper = client.get("/v1/query", params={"wall": "latency", "regime": "paper"}).json()
+    assert paper == client.get("/v1/query", params={"wall": "latency"}).json()
+    assert paper["regime"] == "paper"
 
 
 def test_the_service_knows_the_model_s_regimes():

@@ -26,9 +26,14 @@ def _backend(request: Request) -> Backend:
 
 
 @router.get("", summary="Every published forecast, oldest first, and which one is latest")
-def list_forecasts(request: Request) -> dict:
+def list_forecasts(
+    request: Request,
+    regime: Annotated[
+        str | None, Query(description="Only forecasts of this plan regime: paper or realistic.")
+    ] = None,
+) -> dict:
     backend = _backend(request)
-    return {"latest": backend.latest_id(), "forecasts": backend.list_forecasts()}
+    return {"latest": backend.latest_id(), "forecasts": backend.list_forecasts(regime)}
 
 
 @router.get("/latest", summary="The forecast `outputs/latest` points to")

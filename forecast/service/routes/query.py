@@ -24,13 +24,22 @@ def query(
     scenario: Annotated[str | None, Query(description="Scenario; default the first.")] = None,
     prob: Annotated[float, Query(description="Probability of the interval (0.01 to 0.99).")] = 0.8,
     forecast: Annotated[str | None, Query(description="Forecast id; default the latest.")] = None,
+    regime: Annotated[
+        str | None,
+        Query(
+            description="paper or realistic: the newest forecast of that plan regime (with "
+            "`forecast`, that forecast must be of it)."
+        ),
+    ] = None,
 ) -> JSONResponse:
     """``median``, ``lower``, ``upper``, ``prob``, ``not_hit_fraction``, ``draws``, ``wall``,
     ``what``, ``scenario``, ``units``, ``forecast_id`` and ``forecast``: the object
     ``wallcast query --json`` prints (``"inf"``: not hit by the last forecast year), with
-    ``forecast`` relative to the outputs folder.
+    ``forecast`` relative to the outputs folder; ``regime`` selects the newest forecast of that
+    plan regime.
     ``what=cost&year=Y``: the cost multiplier of the frontier run of year Y, its utilization and
     the shortest run that could train it, as ``wallcast query --what cost --year Y --json``."""
     # A plain `def` route: it runs on AnyIO's thread pool, so file I/O (the `latest` pointer, a
     # stat, an h5py read) never blocks the event loop. A repeated question is a cache hit.
-    return JSONResponse(request.app.state.backend.query(wall, what, scenario, prob, forecast, year))
+    answer = request.app.state.backend.query(wall, what, scenario, prob, forecast, year, regime)
+    return JSONResponse(answer)

@@ -23,6 +23,14 @@ DurationQuery = Annotated[
     Query(description="Wall-clock length of the training run, days (1 to 3650; whole days)."),
 ]
 PrecisionQuery = Annotated[str, Query(description="bf16 or fp8 (dense FLOP/s, bytes per number).")]
+RegimeQuery = Annotated[
+    str,
+    Query(
+        description="paper (plans relaxed to continuous quantities, Erdil & Schneider-Joseph "
+        "2024) or realistic (plans a run can launch: whole sequences or context parallelism, "
+        "whole layers per stage, whole degrees)."
+    ),
+]
 
 
 async def _answer(request: Request, job: Callable[..., tuple[Any, Any]], *args: Any) -> Any:
@@ -48,14 +56,7 @@ async def walls(
     ] = None,
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
-    regime: Annotated[
-        str,
-        Query(
-            description="paper (plans relaxed to continuous quantities, Erdil & Schneider-Joseph "
-            "2024) or realistic (plans a run can launch: whole sequences or context parallelism, "
-            "whole layers per stage, whole degrees)."
-        ),
-    ] = "paper",
+    regime: RegimeQuery = "paper",
 ) -> list[dict]:
     """The objects of ``wallcast walls --json``: ``max_utilization``, ``data_movement_wall_flop``,
     ``latency_wall_flop`` (null beyond the 1e20-1e40 search grid), ``plan_at_wall``,
@@ -71,9 +72,17 @@ async def curve(
     accelerator: Annotated[str, Query(description="Name, unique part or whole word.")],
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
+    regime: RegimeQuery = "paper",
 ) -> dict:
     """The walls object of ``/v1/walls`` plus ``curve``: ``log10_flop`` (1e22 to 1e33 FLOP),
-    and ``utilization`` (fraction of peak; null where no plan finishes in time)."""
+    and ``utilization`` (fraction of peak; null where no plan finishes in time), in the
+    ``regime``'s plans (a realistic curve searches every launchable shape: ~10-30 s the first
+    time on 2 cores, cached after)."""
     return await _answer(
-        request, request.app.state.backend.curve_job, accelerator, duration_days, precision
+        request,
+        request.app.state.backend.curve_job,
+        accelerator,
+        duration_days,
+        precision,
+        regime,
     )

@@ -230,6 +230,26 @@ async function renderForecast() {
 
 function planRows(plan) {
   if (!plan) return [["plan at the wall", "none (wall beyond the search grid)"]];
+  if ("context_parallel" in plan) {
+    // a realistic plan: whole degrees, whole sequences (or a context-parallel split), whole layers
+    const micro = plan.context_parallel > 1
+      ? `1 sequence of ${plan.sequence_length.toLocaleString("en")} tokens over ${plan.context_parallel} context-parallel ranks`
+      : `${plan.microbatch_sequences} × ${plan.sequence_length.toLocaleString("en")}-token sequences`;
+    return [
+      ["layers", plan.layers],
+      ["tensor parallel", `${plan.tensor_parallel} (${plan.tensor_parallel_layout})`],
+      ["pipeline stages", plan.virtual_stages > 1
+        ? `${plan.pipeline_parallel} (interleaved, ${plan.virtual_stages} chunks each)`
+        : plan.pipeline_parallel],
+      ["microbatch", micro],
+      ["microbatches per step", plan.microbatches.toLocaleString("en")],
+      ["data-parallel replicas", plan.data_parallel.toLocaleString("en")],
+      ["activation recompute", plan.recompute ? "full" : "none"],
+      ["global batch", `${fmtFlop(plan.global_batch_tokens)} tokens`],
+      ["accelerators", plan.accelerators.toLocaleString("en")],
+      ["utilization", fmtPct(plan.utilization)],
+    ];
+  }
   return [
     ["tensor parallel", `${plan.tensor_parallel} (${plan.tensor_parallel_layout})`],
     ["pipeline stages", plan.pipeline_parallel],
@@ -247,9 +267,12 @@ async function renderExplorer() {
     accelerator: selected("accelerator"),
     duration_days: selected("duration"),
     precision: selected("precision"),
+    regime: selected("regime"),
   };
   box.dataset.state = "loading";
-  status.textContent = "computing the plan search…";
+  status.textContent = params.regime === "realistic"
+    ? "searching every launchable plan (10-30 s the first time)…"
+    : "computing the plan search…";
   let w;
   try {
     w = await api(`/v1/curve?${query(params)}`);
@@ -304,11 +327,13 @@ async function renderExplorer() {
   }
   const notes = [...w.assumptions, ...(w.note ? [w.note] : [])];
   document.getElementById("plan").replaceChildren(
-    el("h3", {}, `Best plan at the data-movement wall (${w.duration_days} days, ${w.precision})`),
+    el("h3", {}, `Best plan at the data-movement wall (${w.duration_days} days, ${w.precision}, ${w.regime} plans)`),
+    el("p", { class: "note" }, w.regime_note),
     table, ...notes.map((n) => el("p", { class: "note" }, n)),
   );
   status.textContent = "";
   box.dataset.accelerator = w.accelerator;
+  box.dataset.regime = w.regime;
   box.dataset.state = "ready";
 }
 
@@ -331,7 +356,7 @@ async function initExplorer() {
   };
   allowFp8();
   select.addEventListener("change", allowFp8);
-  for (const id of ["accelerator", "duration", "precision"]) {
+  for (const id of ["accelerator", "duration", "precision", "regime"]) {
     document.getElementById(id).addEventListener("change", () => renderExplorer().catch(fail));
   }
   await renderExplorer();
