@@ -181,6 +181,39 @@ def test_cli_run_regime_realistic_publishes_a_realistic_forecast(ws, first_run, 
     assert real.shape == paper.shape and np.isfinite(real).all()
     assert not np.allclose(real.values, paper.values, atol=0.01)
 
+    # the service's `regime` parameter picks the newest forecast of that regime, whichever one
+    # `latest` names; a named forecast of the other regime is refused, naming the parameter
+    from fastapi.testclient import TestClient
+
+    from forecast.queries.answers import query_json
+    from forecast.service import create_app
+
+    both = tmp_path / "both"
+    paper_dir, real_dir = (
+        latest_forecast_path(ws["outputs"]).parent,
+        latest_forecast_path(out).parent,
+    )
+    for folder in (paper_dir, real_dir):
+        shutil.copytree(folder, both / "forecasts" / folder.name)
+    (both / "latest").write_text(f"forecasts/{paper_dir.name}\n")
+    client = TestClient(create_app(both))
+    latency = {"wall": "latency"}
+    answer = client.get("/v1/query", params={**latency, "regime": "realistic"}).json()
+    assert (answer["forecast_id"], answer["regime"]) == (real_dir.name, "realistic")
+    expected = query_json(latest_forecast_path(out), "latency")  # `wallcast query --json`
+    assert {k: answer[k] for k in ("median", "lower", "upper")} == {
+        k: expected[k] for k in ("median", "lower", "upper")
+    }
+    for params in (latency, {**latency, "regime": "paper"}):
+        answer = client.get("/v1/query", params=params).json()
+        assert (answer["forecast_id"], answer["regime"]) == (paper_dir.name, "paper")
+    listed = client.get("/v1/forecasts", params={"regime": "realistic"}).json()["forecasts"]
+    assert [(f["id"], f["regime"]) for f in listed] == [(real_dir.name, "realistic")]
+    named = {**latency, "forecast": paper_dir.name, "regime": "realistic"}
+    refused = client.get("/v1/query", params=named)
+    assert refused.status_code == 422 and refused.json()["parameter"] == "regime"
+    assert refused.json()["allowed"] == ["paper"]
+
 
 def test_second_refresh_is_refused_while_one_runs(ws):
     with exclusive_lock(ws["outputs"] / ".lock"):

@@ -180,6 +180,46 @@ def test_explorer_draws_the_h100_curve_with_both_walls(page):
     assert browser.errors == []
 
 
+def test_explorer_shows_a_launchable_plan_in_the_realistic_regime(page):
+    """Plans: realistic redraws the curve from ``/v1/curve?regime=realistic`` and shows the plan
+    at the wall in whole numbers (layers, sequences per microbatch or its context-parallel
+    split, replicas), with the sentence on what the regime is."""
+    browser, server, shots = page
+    explorer = "document.getElementById('explorer').dataset"
+    browser.evaluate(
+        "(() => { const s = document.getElementById('regime');"
+        " s.value = 'realistic'; s.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for(f"{explorer}.regime === 'realistic' && {explorer}.state === 'ready'")
+    params = {"accelerator": "H100", "regime": "realistic"}
+    walls = httpx.get(f"{server}/v1/walls", params=params).json()[0]
+    plan, shown = (
+        walls["plan_at_wall"],
+        browser.evaluate("document.getElementById('plan').textContent"),
+    )
+    assert "realistic plans" in shown and walls["regime_note"] in shown
+    for key in ("layers", "microbatches", "data_parallel"):
+        assert f"{plan[key]:,}" in shown, key
+    micro = (
+        f"over {plan['context_parallel']} context-parallel ranks"
+        if plan["context_parallel"] > 1
+        else f"{plan['microbatch_sequences']} × "
+    )
+    assert micro in shown
+    shapes = browser.evaluate(
+        "document.getElementById('explorer-chart').layout.shapes.filter(s => s.xref === 'x')"
+        ".map(s => s.x0)"
+    )
+    assert shapes == [walls["data_movement_wall_flop"], walls["latency_wall_flop"]]
+    browser.screenshot(shots / "dashboard-explorer-realistic.png")
+    browser.evaluate(
+        "(() => { const s = document.getElementById('regime');"
+        " s.value = 'paper'; s.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for(f"{explorer}.regime === 'paper' && {explorer}.state === 'ready'")
+    assert browser.errors == []
+
+
 def test_explorer_offers_fp8_only_where_the_table_has_it(page):
     browser, server, _ = page
     browser.evaluate("document.getElementById('precision').value = 'fp8'")
