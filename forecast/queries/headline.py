@@ -83,6 +83,18 @@ REGIME_SENTENCES = {
 }
 
 
+REGIME_PHRASES = {
+    "paper": "the paper's idealized plans (continuous degrees, one-token microbatches)",
+    "realistic": "plans a run can launch (whole sequences, layers and degrees)",
+}
+"""The plans a forecast's walls were searched over, as a phrase (the deck's notes)."""
+
+
+def regime_phrase(regime: str) -> str:
+    """:data:`REGIME_PHRASES` of a forecast's ``regime``."""
+    return REGIME_PHRASES.get(regime, f"{regime} plans")
+
+
 def regime_sentence(regime: str) -> str:
     """One sentence on the plans a forecast's walls were searched over (its ``regime``)."""
     return REGIME_SENTENCES.get(regime, f"The walls are searched over {regime} plans.")

@@ -18,7 +18,14 @@ from pptx.dml.color import RGBColor
 from pptx.util import Emu, Inches, Pt
 
 from forecast.queries.formatting import fmt_flop, fmt_year
-from forecast.queries.headline import Forecast, assumptions, headline, summary_rows, wall_label
+from forecast.queries.headline import (
+    Forecast,
+    assumptions,
+    headline,
+    regime_phrase,
+    summary_rows,
+    wall_label,
+)
 from forecast.report import charts
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.drivers import (
@@ -205,8 +212,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
     note(
         slide,
-        f"{h.scenario} scenario; median and 80% credible interval of the first year the largest "
-        "training run reaches the wall. Sources: [erdil2024] [sevilla2024-2030].",
+        f"{h.scenario} scenario, walls of {regime_phrase(fc.regime)}; median and 80% interval "
+        "of the first year the largest run reaches the wall. [erdil2024] [sevilla2024-2030]",
     )
 
     # 2. what it costs

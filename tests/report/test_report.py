@@ -16,7 +16,7 @@ import pytest
 import xarray as xr
 
 from forecast.inference.crossing import first_crossing
-from forecast.queries.headline import REGIME_SENTENCES
+from forecast.queries.headline import REGIME_PHRASES, REGIME_SENTENCES
 from forecast.store.publisher import publish
 
 REPO = Path(__file__).resolve().parents[2]
@@ -330,6 +330,8 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     for title in titles[:-1]:  # action titles: a sentence with its number
         assert re.search(r"\d", title) or title.startswith("This is the first forecast"), title
     assert any(s.shape_type == 13 for s in prs.slides[0].shapes)  # the fan chart picture
+    first = " ".join(sh.text_frame.text for sh in prs.slides[0].shapes if sh.has_text_frame)
+    assert f"walls of {REGIME_PHRASES['paper']};" in first  # which plans, said once
     assert any(s.shape_type == 13 for s in prs.slides[2].shapes)  # dot-and-interval, no table
     assert not any(s.has_table for s in prs.slides[2].shapes)
 
