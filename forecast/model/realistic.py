@@ -275,8 +275,9 @@ def _microbatch_choice(
     m_batch_whole = jnp.floor(m_batch * (1.0 + 1e-12))
     limit_ok = limit * (1.0 + 1e-12)
 
-    def exact(m):
-        """The plan at ``m`` microbatches and its own batch (dp rounded down), checked."""
+    def exact(m, checked: bool = True):
+        """The plan at ``m`` microbatches and its own batch (dp rounded down), checked (with
+        ``checked=False``, the utilization of every valid shape at ``m``, feasible or not)."""
         m = jnp.maximum(m, unit)
         dp = jnp.maximum(jnp.floor(batch / (m * b * g.cp) * (1.0 + 1e-12)), 1.0)
         used = dp * g.cp * m * b  # the plan's global batch, <= the critical batch
@@ -296,7 +297,7 @@ def _microbatch_choice(
         util = 6.0 * shape.params * b * m / (pp * g.tp * hw.flops * st)
         whole = jnp.abs(m / unit - jnp.round(m / unit)) < 1e-9
         usable = fits & whole & (m <= m_batch_whole + 0.5) & (m >= 1.0) & ok
-        return jnp.where(usable, util, 0.0), m, dp, st
+        return jnp.where(usable if checked else ok, util, 0.0), m, dp, st
 
     # Memory in whole replicas: with all pp microbatches in flight the optimizer shard,
     # opt B / (dp b cp) bytes, must fit beside them, so dp >= opt B / (b cp (room - pp act)).

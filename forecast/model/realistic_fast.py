@@ -5,7 +5,7 @@ ranks every launchable shape of :func:`forecast.model.realistic.launch_grid` (61
 budgets: ~10-30 s per accelerator on 2 cores, far too slow for thousands of draws and years.
 This path keeps the same plan model, the same microbatch choice per plan
 (:func:`forecast.model.realistic._plans_at`) and the same definitions of the walls, and changes
-two things:
+three things:
 
 * **a shortlist of shapes** (:data:`forecast.model.realistic_shortlist.SHAPES`, 979): the fewest
   shapes that reach 99.8 % of the full grid's best plan at every feasible budget of 227
@@ -15,6 +15,12 @@ two things:
   data-movement wall earlier (or later, through a lower small-scale maximum) and the latency wall
   earlier.  On 30 conditions the shortlist never saw, both walls are the full search's within
   0.01 dex for 28 and 29 of them (``benchmarks/realistic_fast.py``, BENCHMARKS.md section 6);
+* **a screen per budget** (:func:`_best_fn`): every shape exact at its closed-form top
+  microbatch count, all nine microbatch candidates only for the :data:`SCREEN_KEEP` shapes that
+  rank best two groups above that count (unchecked); every utilization is still an exact plan's,
+  and on 2,000 held-out conditions every latency wall and 1,999 data-movement walls are the
+  unscreened path's (one 0.07 dex early) at 1.29x its speed (``benchmarks/realistic_screen.py``,
+  BENCHMARKS.md section 6);
 * **budgets where they matter**: a 0.25-dex scan from 10^20 to 10^40 FLOP (every fifth point of
   the full search's 0.05-dex grid) for the small-scale maximum (refined on the 0.05 grid around
   the scan's best point), the last feasible budget and the first one below the threshold; a
@@ -31,6 +37,7 @@ budget of the maximum.
 
 from __future__ import annotations
 
+import functools
 from functools import cache
 
 import jax
@@ -40,7 +47,7 @@ import numpy as np
 from forecast.config.runtime import require_x64
 from forecast.model.cost import shortest_log10_days
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
-from forecast.model.realistic import LaunchGrid, _constants, _plans_at
+from forecast.model.realistic import LaunchGrid, _constants, _microbatch_choice, _plans_at
 from forecast.model.realistic_shortlist import SHAPES
 from forecast.model.search import UTILIZATION_THRESHOLD
 
@@ -51,6 +58,8 @@ DIP_WINDOW_DEX = 1.2  # grid before the scan's crossing searched for an earlier 
 LATENCY_STEPS = 9  # bisection steps in a 0.25-dex bracket: 0.0005 dex
 CROSSING_STEPS = 6  # bisection steps in a 0.05-dex bracket: 0.0008 dex
 DRAW_CHUNK = 16  # draws per compiled call
+SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979): _best_fn
+SCREEN_GROUPS_ABOVE = 2.0  # the screen ranks shapes this many groups above their top count
 
 
 @cache
@@ -67,20 +76,45 @@ def grid_of(shapes) -> LaunchGrid:
     return g._replace(two_d=g.two_d.astype(bool))
 
 
-def _best_fn(hw: Hardware, a: Assumptions, g: LaunchGrid):
-    """``best(x) -> (utilization, feasible)`` of the best plan of ``g`` at budget ``x``."""
+def _best_fn(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int = SCREEN_KEEP):
+    """``best(x) -> (utilization, feasible)`` of the best plan of ``g`` at budget ``x``.
+
+    Screened: every shape is evaluated exactly at its closed-form top microbatch count (a
+    feasible plan or nothing) and ranked by its utilization one group above that count without
+    the checks (the count a little above which its best plan lies); the ``keep`` best-ranked
+    shapes get all the microbatch candidates of :func:`_plans_at`.  Every utilization returned
+    is an exact plan's, so the best never exceeds the unscreened one; ``keep=0``: no screen."""
     constants = _constants(hw, a, g)
+    n = g.tp.shape[0]
+    if keep <= 0 or keep >= n:
+
+        def best_all(x):
+            util, ok, *_ = _plans_at(hw, a, x, g, constants)
+            return jnp.max(util), jnp.any(ok)
+
+        return best_all
+
+    per_shape = {k for k, v in constants.items() if jnp.ndim(v) == 1 and v.shape[0] == n}
 
     def best(x):
-        util, ok, *_ = _plans_at(hw, a, x, g, constants)
-        return jnp.max(util), jnp.any(ok)
+        c = _microbatch_choice(hw, a, x, g, constants)
+        at_top = c.at_microbatches(c.top)[0]
+        above = jnp.minimum(c.top + SCREEN_GROUPS_ABOVE * c.unit, c.batch_microbatches)
+        rank = c.at_microbatches(above, checked=False)[0]
+        idx = jax.lax.top_k(rank, keep)[1]
+        sub = LaunchGrid(*(f[idx] for f in g))
+        sub_constants = {k: (v[idx] if k in per_shape else v) for k, v in constants.items()}
+        # a deep pipeline of the full grid is a shape to search only if deeper than every pipeline
+        # given by its stages: the full grid's mask, not the subset's, decides
+        util = jnp.where(c.ok[idx], _plans_at(hw, a, x, sub, sub_constants)[0], 0.0)
+        return jnp.maximum(jnp.max(at_top), jnp.max(util)), jnp.any(at_top > 0) | jnp.any(util > 0)
 
     return best
 
 
-def _walls_one(hw: Hardware, a: Assumptions, g: LaunchGrid, threshold):
+def _walls_one(hw: Hardware, a: Assumptions, g: LaunchGrid, threshold, keep: int = SCREEN_KEEP):
     """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a)."""
-    best = _best_fn(hw, a, g)
+    best = _best_fn(hw, a, g, keep)
 
     coarse = jnp.asarray(COARSE_LOG10_FLOP)
     n = coarse.size
@@ -140,9 +174,9 @@ def _walls_one(hw: Hardware, a: Assumptions, g: LaunchGrid, threshold):
     return dm, lat, u_max
 
 
-@jax.jit
-def _walls_chunk(hw: Hardware, a: Assumptions, threshold, g: LaunchGrid):
-    return jax.lax.map(lambda z: _walls_one(z[0], z[1], g, z[2]), (hw, a, threshold))
+@functools.partial(jax.jit, static_argnames="keep")
+def _walls_chunk(hw: Hardware, a: Assumptions, threshold, g: LaunchGrid, keep: int = SCREEN_KEEP):
+    return jax.lax.map(lambda z: _walls_one(z[0], z[1], g, z[2], keep), (hw, a, threshold))
 
 
 def fast_realistic_walls(
@@ -150,17 +184,20 @@ def fast_realistic_walls(
     a: Assumptions,
     threshold: float = UTILIZATION_THRESHOLD,
     grid: LaunchGrid | None = None,
+    screen_keep: int = SCREEN_KEEP,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both walls (log10 FLOP) and the small-scale maximum utilization per draw, realistic plans.
 
     ``hw`` and ``a``: fields broadcast to one shape (the draws); returns arrays of that shape:
     ``(data_movement_wall, latency_wall, max_utilization)``.  ``grid``: the shapes to search
     (default: :func:`shortlist_grid`; the full :func:`forecast.model.realistic.launch_grid` gives
-    the full search's walls at this path's budgets)."""
+    the full search's walls at this path's budgets).  ``screen_keep``: shapes given every
+    microbatch candidate at each budget (:func:`_best_fn`; 0: all of them)."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
-    dm, lat, umax = _by_draw(_walls_chunk, hw, a, (jnp.float64(threshold),), g)
+    chunk = functools.partial(_walls_chunk, keep=int(screen_keep))
+    dm, lat, umax = _by_draw(chunk, hw, a, (jnp.float64(threshold),), g)
     return dm, lat, umax
 
 

@@ -73,6 +73,19 @@ def test_the_fast_path_reads_the_walls_as_the_full_search(case):
     assert 26.0 < float(dm) < float(lat) < 33.0
 
 
+def test_the_screen_keeps_the_walls_of_every_shape_searched():
+    """The per-budget screen (all nine microbatch candidates only for the 64 best-ranked shapes)
+    gives the walls of the unscreened path, and a maximum that is an exact plan's (never above)."""
+    cases = list(CASES.values())
+    hw = Hardware(*(np.array([h[i] for h, _ in cases]) for i in range(len(Hardware._fields))))
+    a = Assumptions(*(np.array([x[i] for _, x in cases]) for i in range(len(Assumptions._fields))))
+    screened = np.stack(fast_realistic_walls(hw, a))
+    every = np.stack(fast_realistic_walls(hw, a, screen_keep=0))
+    np.testing.assert_allclose(screened[:2], every[:2], atol=1e-9)
+    assert (screened[2] <= every[2]).all()
+    np.testing.assert_allclose(screened[2], every[2], rtol=1e-6)
+
+
 def test_draws_are_independent_of_their_neighbours():
     """A draw's walls do not depend on which other draws share its call (chunking, padding)."""
     hw = Hardware(*(np.array([v, 2 * v, v]) for v in H100))
