@@ -77,6 +77,8 @@ def _style(scale: float = 1.0):
             "axes.grid": True,
             "grid.alpha": 0.3,
             "svg.fonttype": "none",
+            # no "+2.03e3" beside an axis: every tick reads as the number it is
+            "axes.formatter.useoffset": False,
         }
     ):
         yield
@@ -730,16 +732,25 @@ def tornado_chart(
         y = np.arange(len(effects))[::-1].astype(float)
         for yi, e in zip(y, effects, strict=True):
             lo, hi = float(e.hit_years[0]), float(e.hit_years[2])
-            ax.barh(yi, lo - base, left=base, color=BLUE, height=0.6)
-            ax.barh(yi, hi - base, left=base, color=VERMILLION, height=0.6)
-        ax.axvline(base, color="0.2", lw=1.2)
+            ax.barh(yi, lo - base, left=0.0, color=BLUE, height=0.6)
+            ax.barh(yi, hi - base, left=0.0, color=VERMILLION, height=0.6)
+        ax.axvline(0.0, color="0.2", lw=1.2)
         ax.set_yticks(y, [e.label for e in effects])
-        ax.set_xlabel(f"{wall_label(wall).capitalize()} wall hit year (calendar year)")
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(
+                lambda v, _: "0" if abs(v) < 1e-9 else f"{round(v, 2):+g}".replace("-", "\u2212")
+            )
+        )
+        ax.set_xlabel(f"Shift of the hit year, years (0: all inputs at median, {base:.1f})")
         ax.grid(True, axis="x", alpha=0.3)
         ax.grid(False, axis="y")
         ax.legend(
             [Patch(color=BLUE), Patch(color=VERMILLION), Line2D([], [], color="0.2")],
-            ["input at its 10th percentile", "input at its 90th percentile", "all at median"],
+            [
+                "input at its 10th percentile",
+                "input at its 90th percentile",
+                "all at median",
+            ],
             loc="lower center",
             bbox_to_anchor=(0.5, 1.0),
             ncol=3,

@@ -7,6 +7,7 @@ forecast (NUTS fit without the convergence gate, sparse years) and runs the CLI 
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from pathlib import Path
@@ -393,6 +394,24 @@ def test_every_chart_has_labelled_axes_with_units(published):
             assert ax.has_data(), name  # no empty charts
     assert figures["fan"].axes[0].get_yscale() == "log"
     assert "FLOP" in figures["fan"].axes[0].get_ylabel()
+
+    # no offset notation ("+2.03e3") beside any axis: each tick is the number it reads
+    from forecast.report.executive import input_effects
+
+    effects = input_effects(fc, "data_movement", top=6)
+    figures["tornado"] = charts.tornado_chart(effects, "data_movement")
+    for name, fig in figures.items():
+        fig.savefig(io.BytesIO(), format="png")  # lays out and formats the ticks
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                assert axis.get_offset_text().get_text() == "", (name, axis)
+    # the tornado's ticks are shifts from the all-median hit year, which its label gives
+    ax = figures["tornado"].axes[0]
+    assert f"{effects[0].baseline:.1f})" in ax.get_xlabel() and "years" in ax.get_xlabel()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert "0" in ticks and all(len(t) <= 5 for t in ticks), ticks
+    left, right = ax.get_xlim()
+    assert left < 0 < right and right - left < 10  # years of shift, not calendar years
 
 
 def test_uncertainty_drivers_rank_the_input_that_moves_the_wall_first(published):
