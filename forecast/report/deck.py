@@ -178,7 +178,7 @@ def _short_prior(described: str) -> str:
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:
-    """8-11 slides, each titled with its point and that point's number from the dataset (the
+    """7-11 slides, each titled with its point and that point's number from the dataset (the
     backtest and the prior-against-posterior slides only when the forecast has their data).
 
     The numbers shown are recorded on the presentation as ``prs.wallcast_figures`` (slide
@@ -240,13 +240,26 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
 
     # 3. when, per scenario
     rows = summary_rows(fc.forecast)
-    slide = _new(
-        prs,
-        f"Across scenarios the {wall_label(h.wall)} wall arrives between "
-        f"{f['scenario_earliest'].text} and {f['scenario_latest'].text} (medians)",
-    )
-    record(f["scenario_earliest"], f["scenario_latest"])
     n = len(fc.scenarios)
+    if n > 1:
+        slide = _new(
+            prs,
+            f"Across scenarios the {wall_label(h.wall)} wall arrives between "
+            f"{f['scenario_earliest'].text} and {f['scenario_latest'].text} (medians)",
+        )
+        record(f["scenario_earliest"], f["scenario_latest"])
+    else:  # one scenario: a range from it to itself says nothing; both walls' medians do
+        medians = [
+            (r["wall"], Figure(r["year"]["median"], fmt_year(r["year"]["median"], last)))
+            for r in rows
+        ]
+        slide = _new(
+            prs,
+            f"Only the {h.scenario} scenario: "
+            + ", ".join(f"{wall_label(w)} wall in {m.text}" for w, m in medians)
+            + " (medians)",
+        )
+        record(*(m for _, m in medians))
     fig = charts.scenario_chart(
         rows, last, scale=CHART_SCALE, figsize=(12.5, max(3.4, min(5.6, 1.8 + 0.55 * n)))
     )
@@ -464,11 +477,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             )
         note(slide, inputs_line)
 
-    # 7. what changed
-    if changes.first:
-        slide = _new(prs, "This is the first forecast: nothing to compare with yet")
-        lines = ["There is no previous published forecast."]
-    else:
+    # 7. what changed (none on a first forecast: an empty slide says nothing; the report says so)
+    if not changes.first:
         years_only = Changes(
             changes.previous_id, moved=[m for m in changes.moved if m["what"] == "year"]
         )
@@ -482,7 +492,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         if len(changes.data) > 2:
             data.append(f"… and {len(changes.data) - 2} more in report.html")
         lines = [*moved, ("Data and inputs:", BODY_PT, True, DARK), *data]
-    _text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
+        _text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
 
     # 8. appendix: assumptions (one slide, two columns: key and prior median)
     items = assumptions(str(fc.attrs.get("priors_text", "")))

@@ -286,5 +286,33 @@ def test_deck_of_a_forecast_without_cost_variables_still_builds(tmp_path):
     path = publish(synthetic_tree(FIRST_ID, seed=4, cost=False), tmp_path / "o", FIRST_ID)
     prs = Presentation(str(write_deck_file(path / "forecast.nc", tmp_path / "d")))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 8 <= len(titles) <= 10 and not any("cost" in t for t in titles)
+    assert 7 <= len(titles) <= 10 and not any("cost" in t for t in titles)
+    assert not any("first forecast" in t for t in titles)  # no empty "what changed" slide
     assert overflows(prs) == []
+
+
+def test_deck_of_a_one_scenario_forecast_gives_both_walls_not_a_range(tmp_path):
+    """One scenario: the scenarios slide states each wall's median hit year, not "between 2029.9
+    and 2029.9"."""
+    from pptx import Presentation
+
+    from forecast.queries.formatting import fmt_year
+    from forecast.report import write_deck_file
+
+    tree = synthetic_tree(FIRST_ID, seed=5).map_over_datasets(
+        lambda ds: ds.sel(scenario=["baseline"]) if "scenario" in ds.dims else ds
+    )
+    path = publish(tree, tmp_path / "o", FIRST_ID) / "forecast.nc"
+    prs = Presentation(str(write_deck_file(path, tmp_path / "d")))
+    titles = [s.shapes.title.text for s in prs.slides]
+    (title,) = [t for t in titles if t.startswith("Only the baseline scenario")]
+    hit = xr.open_datatree(path, engine="h5netcdf")["forecast"]["hit_year"].sel(scenario="baseline")
+    medians = [
+        fmt_year(float(np.median(hit.sel(wall=w).values)), 2045)
+        for w in ("data_movement", "latency")
+    ]
+    assert title == (
+        f"Only the baseline scenario: data-movement wall in {medians[0]}, latency wall in "
+        f"{medians[1]} (medians)"
+    )
+    assert not any(t.startswith("Across scenarios") for t in titles)

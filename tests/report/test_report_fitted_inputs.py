@@ -413,7 +413,9 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     assert 8 <= len(titles) <= 11, titles
     assert overflows(prs) == []
     i = next(k for k, t in enumerate(titles) if t.startswith("Fitted to data"))
-    assert titles[i - 1].startswith("Our data-movement wall") and i < len(titles) - 3
+    assert (
+        titles[i - 1].startswith("Our data-movement wall") and i == len(titles) - 3
+    )  # appendix next
     lo, med, hi = (fmt_count(v) for v in quantiles(path, "posterior", "batch_tokens_2024"))
     prior_med = fmt_count(quantiles(path, "prior", "batch_tokens_2024")[1])
     assert titles[i] == (
