@@ -496,7 +496,14 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
 
     # 8. appendix: assumptions (one slide, two columns: key and prior median)
     items = assumptions(str(fc.attrs.get("priors_text", "")))
-    slide = _new(prs, f"Appendix: {len(items)} uncertain assumptions, with priors")
+    fixed = sum(1 for it in items if _short_prior(it["prior"]).startswith("fixed"))
+    n_fixed = Figure(fixed, str(fixed))
+    n_uncertain = Figure(len(items) - fixed, str(len(items) - fixed))
+    slide = _new(
+        prs,
+        f"Appendix: {n_uncertain.text} uncertain assumptions, {n_fixed.text} fixed",
+    )
+    record(n_uncertain, n_fixed)
     half = (len(items) + 1) // 2
     col_w = (content_w - Inches(0.3)) // 2
     room = col_w / 12700 - 16  # points of one line, less the insets

@@ -328,6 +328,18 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     assert titles[1].startswith("Data movement makes each FLOP of the 2032 frontier run cost")
     assert titles[2].startswith("Across scenarios the data-movement wall arrives between")
     assert titles[-2].startswith("Appendix: ") and titles[-1] == "Appendix: sources"
+    # the appendix counts what is uncertain apart from what is fixed, as its lines show them
+    counted = re.fullmatch(r"Appendix: (\d+) uncertain assumptions, (\d+) fixed", titles[-2])
+    lines = [
+        p.text
+        for sh in prs.slides[len(titles) - 2].shapes
+        if sh.has_text_frame and sh != prs.slides[len(titles) - 2].shapes.title
+        for p in sh.text_frame.paragraphs
+        if ": " in p.text and not p.text.startswith("Priors ")
+    ]
+    fixed = sum(": fixed " in line for line in lines)
+    assert counted and (int(counted[1]), int(counted[2])) == (len(lines) - fixed, fixed) != (0, 0)
+    assert fixed > 0
     for title in titles[:-1]:  # action titles: a sentence with its number
         assert re.search(r"\d", title) or title.startswith("This is the first forecast"), title
     assert any(s.shape_type == 13 for s in prs.slides[0].shapes)  # the fan chart picture
