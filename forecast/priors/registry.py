@@ -39,6 +39,8 @@ __all__ = [
     "ParameterSpec",
     "Role",
     "growth_key",
+    "input_label",
+    "input_unit",
     "keys_with_role",
     "level_key",
     "suggest_key",
@@ -74,10 +76,13 @@ class ParameterSpec:
     description: str
     series: str | None = None  # the fitted series of a trend_growth / trend_level key
     plausible: tuple[float, float] | None = None  # (low, high) in ``unit``; see PLAUSIBLE_TAIL
+    label: str = ""  # a short plain name for readers (slides, tables, sentences); no symbols
 
     def __post_init__(self) -> None:
         if self.plausible is not None and not self.plausible[0] < self.plausible[1]:
             raise ValueError(f"{self.key}: plausible range {self.plausible} is empty")
+        if not self.label or "_" in self.label:
+            raise ValueError(f"{self.key}: a plain label (no underscores) is required")
         if self.role not in ROLES:
             raise ValueError(f"{self.key}: unknown role {self.role!r}")
         if (self.series is not None) != (self.role in ("trend_growth", "trend_level")):
@@ -95,6 +100,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of dense 16-bit peak FLOP/s per accelerator",
         "flops",
+        label="Chip FLOP/s growth",
         plausible=(0.5, 10),
     ),
     ParameterSpec(
@@ -104,6 +110,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of HBM bandwidth per accelerator",
         "hbm_bandwidth",
+        label="Memory (HBM) bandwidth growth",
         plausible=(0.5, 10),
     ),
     ParameterSpec(
@@ -113,6 +120,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of HBM capacity per accelerator",
         "hbm_capacity",
+        label="Memory (HBM) capacity growth",
         plausible=(0.5, 10),
     ),
     ParameterSpec(
@@ -122,6 +130,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of scale-up (NVLink/ICI) bandwidth per accelerator, per direction",
         "scaleup_bandwidth",
+        label="Scale-up (NVLink-class) bandwidth growth",
         plausible=(0.5, 10),
     ),
     ParameterSpec(
@@ -131,6 +140,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of scale-out (NIC) bandwidth per accelerator, per direction",
         "scaleout_bandwidth",
+        label="Scale-out (network card) bandwidth growth",
         plausible=(0.5, 10),
     ),
     ParameterSpec(
@@ -139,6 +149,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "growth of the frontier scale-up domain size from 72 accelerators in 2025",
+        label="Scale-up domain size growth",
         plausible=(0.5, 10),
     ),
     ParameterSpec(
@@ -147,6 +158,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "trend_noise",
         "residual scale of log10 hardware specs around their trend",
+        label="Scatter of chips around the hardware trends",
         plausible=(0.001, 2),
     ),
     # latency
@@ -156,6 +168,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "latency per matmul kernel (launch plus tail)",
+        label="Latency per matrix-multiply kernel",
         plausible=(0.01, 10000.0),
     ),
     ParameterSpec(
@@ -164,6 +177,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "base latency of an all-reduce (NCCL tree model)",
+        label="All-reduce base latency",
         plausible=(0.01, 100000.0),
     ),
     ParameterSpec(
@@ -172,6 +186,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "per-hop latency inside a scale-up domain (NCCL tree model)",
+        label="Latency per hop inside a scale-up domain",
         plausible=(0.001, 10000.0),
     ),
     ParameterSpec(
@@ -180,6 +195,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "per-hop latency between scale-up domains (NCCL tree model)",
+        label="Latency per hop across scale-up domains",
         plausible=(0.001, 10000.0),
     ),
     ParameterSpec(
@@ -188,6 +204,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "multiplicative change per year of all latencies (<1 means improving)",
+        label="Change of all latencies per year",
         plausible=(0.2, 5),
     ),
     # network
@@ -197,6 +214,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "unit_interval",
         "propagated",
         "achieved fraction of peak link bandwidth in collectives",
+        label="Achieved share of link bandwidth in collectives",
         plausible=(0.001, 1),
     ),
     ParameterSpec(
@@ -205,6 +223,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "scale-out bandwidth relative to one NIC share per GPU (topology/rail assumption)",
+        label="Scale-out bandwidth per chip, in network-card shares",
         plausible=(0.01, 100),
     ),
     # training
@@ -214,6 +233,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "unit_interval",
         "propagated",
         "maximum sustained utilization of peak FLOP/s at small scale",
+        label="Maximum utilization at small scale",
         plausible=(0.001, 1),
     ),
     ParameterSpec(
@@ -222,6 +242,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "wall-clock duration of the training run",
+        label="Training run length",
         plausible=(1, 3650),
     ),
     ParameterSpec(
@@ -230,6 +251,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "bytes per number moved (2 = BF16, 1 = FP8)",
+        label="Bytes per number (2 = BF16, 1 = FP8)",
         plausible=(0.125, 8),
     ),
     # scaling relations
@@ -239,6 +261,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "critical batch size of a 2024 frontier model",
+        label="Critical batch of a 2024 frontier model",
         plausible=(1000.0, 100000000000.0),
     ),
     ParameterSpec(
@@ -247,6 +270,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "real",
         "propagated",
         "exponent of the critical batch size on parameter count N",
+        label="Batch exponent on model size",
         plausible=(-1, 2),
     ),
     ParameterSpec(
@@ -255,6 +279,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "parameter count N0 at which the critical batch equals batch_tokens_2024",
+        label="Model size of the 2024 critical batch",
         plausible=(1000000.0, 1e16),
     ),
     ParameterSpec(
@@ -263,6 +288,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "layer count L_ref of a model with layer_reference_params parameters",
+        label="Depth at the reference model size",
         plausible=(1, 100000.0),
     ),
     ParameterSpec(
@@ -271,6 +297,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "parameter count N_ref around which the layer exponent pivots: L = L_ref (N / N_ref)^exponent",
+        label="Reference model size for depth",
         plausible=(1000000.0, 1e16),
     ),
     ParameterSpec(
@@ -279,6 +306,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "real",
         "propagated",
         "exponent of the layer count on parameter count N",
+        label="Depth exponent on model size",
         plausible=(-1, 2),
     ),
     ParameterSpec(
@@ -287,6 +315,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "training tokens per parameter (D = k * N)",
+        label="Training tokens per parameter",
         plausible=(0.1, 100000.0),
     ),
     ParameterSpec(
@@ -295,6 +324,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "experts per mixture-of-experts layer (1 = dense model)",
+        label="Experts per mixture-of-experts layer",
         plausible=(1, 100000.0),
     ),
     ParameterSpec(
@@ -303,6 +333,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "positive",
         "propagated",
         "experts active per token (top-k routing; 1 for a dense model)",
+        label="Experts active per token",
         plausible=(1, 10000.0),
     ),
     # frontier compute
@@ -313,6 +344,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_growth",
         "growth of the largest training run's compute",
         FRONTIER_SERIES,
+        label="Frontier compute growth",
         plausible=(0.5, 100),
     ),
     ParameterSpec(
@@ -322,6 +354,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "trend_level",
         "training compute of the largest run of 2024",
         FRONTIER_SERIES,
+        label="Frontier compute in 2024",
         plausible=(1e20, 1e30),
     ),
 )
@@ -397,6 +430,22 @@ def _series_key(role: Role, series: str) -> str:
             return s.key
     known = sorted({s.series for s in _SPECS if s.role == role and s.series})
     raise KeyError(f"no {role} key for series {series!r}; known: {', '.join(known)}")
+
+
+def input_label(key: str) -> str:
+    """The plain name readers see for a registry key ('Chip FLOP/s growth'); an unknown key as
+    its last component with spaces, never the dotted key itself."""
+    spec = PARAMETERS.get(key)
+    if spec is not None:
+        return spec.label
+    tail = key.rsplit(".", 1)[-1].replace("_", " ")
+    return tail[:1].upper() + tail[1:]
+
+
+def input_unit(key: str) -> str:
+    """The registry unit of ``key`` ('' for an unknown key)."""
+    spec = PARAMETERS.get(key)
+    return spec.unit if spec is not None else ""
 
 
 def growth_key(series: str) -> str:

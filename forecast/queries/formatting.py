@@ -95,3 +95,51 @@ def fmt_value(x: float, unit: str) -> str:
     if unit == "1":
         return f"{x:.2f}"
     return f"{x:.3g}"
+
+
+_UNIT_WORDS = {
+    "tokens": "tokens",
+    "params": "parameters",
+    "layers": "layers",
+    "bytes": "bytes",
+    "experts": "experts",
+    "tokens/param": "tokens per parameter",
+    "dex": "dex",
+    "FLOP": "FLOP",
+}
+
+
+_SINGULAR = {"layers": "layer", "bytes": "byte", "experts": "expert", "tokens": "token"}
+
+
+def fmt_quantity(x: float | None, unit: str, *, with_unit: bool = True) -> str:
+    """An input with its unit, for a reader: '23M tokens', '1.45x per year', '57%', '3.2 µs',
+    '90 days', '5.8x', '2.0e25 FLOP', '0.27' (an exponent has none); None as 'n/a'.
+    ``with_unit=False`` gives the same number without the unit's words ('23M', '1.45x', '3.2'),
+    for the ends of an interval whose median carries them."""
+    if x is None:
+        return "n/a"
+    if not with_unit:
+        full = fmt_quantity(x, unit)
+        words = {"x/yr": " per year", "us": " µs", "days": " days", "FLOP": " FLOP"}
+        tail = words.get(unit, f" {_UNIT_WORDS[unit]}" if unit in _UNIT_WORDS else "")
+        return full.removesuffix(tail) if tail else full
+    if unit == "fraction":
+        return fmt_pct(x) if math.isfinite(x) else sci(x)
+    if unit == "days":
+        return fmt_days(x)
+    if unit == "us":
+        return f"{x:.3g} µs" if math.isfinite(x) else sci(x)
+    if unit == "x/yr":
+        return f"{x:.2f}x per year" if math.isfinite(x) else sci(x)
+    if unit == "x":
+        return f"{x:.3g}x" if math.isfinite(x) else sci(x)
+    if unit == "FLOP":
+        return f"{fmt_flop(x)} FLOP"
+    if unit == "1" or not unit:
+        return fmt_value(x, "1") if unit == "1" else f"{x:.3g}"
+    word = _UNIT_WORDS.get(unit, unit)
+    value = fmt_count(x) if unit in ("tokens", "params") else fmt_value(x, unit)
+    if value == "1" and word in _SINGULAR:
+        word = _SINGULAR[word]
+    return f"{value} {word}"

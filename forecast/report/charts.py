@@ -27,6 +27,7 @@ from scipy.stats import gaussian_kde
 
 from forecast.analyses.accelerator_walls import wall_log10_flop
 from forecast.config.constants import REFERENCE_YEAR
+from forecast.priors.registry import PARAMETERS, input_label
 from forecast.queries.formatting import fmt_count
 from forecast.queries.headline import Forecast, band_quantiles, wall_label
 from forecast.report.drivers import Backtest, SobolDrivers
@@ -429,6 +430,13 @@ def utilization_chart(
 # ----------------------------------------------------------------------------- drivers
 
 
+def _plain(name: str) -> str:
+    """An input's label on a chart: the registry's plain name for a registry key (also in its
+    variable form ``scaling__batch_tokens_2024``), anything else as given."""
+    key = name.replace("__", ".")
+    return input_label(key) if key in PARAMETERS else name
+
+
 def drivers_chart(
     drivers: list[tuple[str, float]], wall: str, *, scale: float = 1.0, figsize=(10, 5.4)
 ) -> Figure:
@@ -436,7 +444,7 @@ def drivers_chart(
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
         ax = fig.add_subplot()
-        names = [n for n, _ in drivers][::-1]
+        names = [_plain(n) for n, _ in drivers][::-1]
         rho = np.array([r for _, r in drivers][::-1])
         colours = [BLUE if r < 0 else VERMILLION for r in rho]
         ax.barh(np.arange(len(rho)), rho, color=colours)
@@ -516,7 +524,9 @@ def sobol_chart(
                     label=label,
                 )
             names = [
-                f"{name} *" if i < len(t.kinds) and t.kinds[i] == "posterior" else name
+                f"{_plain(name)} *"
+                if i < len(t.kinds) and t.kinds[i] == "posterior"
+                else _plain(name)
                 for i, name in enumerate(t.inputs[:k])
             ]
             ax.set_yticks(y, names)

@@ -20,7 +20,6 @@ from pptx.util import Emu, Inches, Pt
 from forecast.queries.formatting import fmt_flop, fmt_year
 from forecast.queries.headline import (
     Forecast,
-    assumptions,
     headline,
     regime_phrase,
     summary_rows,
@@ -36,17 +35,18 @@ from forecast.report.drivers import (
 )
 from forecast.report.executive import (
     SIGNPOST_HEADER,
-    WATCH,
     Figure,
     comparison,
     cost_summary,
     executive_summary,
-    fmt_input,
     has_cost,
     input_effects,
+    reader_label,
     signposts,
 )
 from forecast.report.fitted_inputs import (
+    ASSUMPTION_HEADER,
+    assumption_rows,
     fitted_inputs,
     fitted_keys,
     headline_input,
@@ -54,7 +54,7 @@ from forecast.report.fitted_inputs import (
     provenance_rows,
 )
 from forecast.report.frontier import frontier_backtest_summary, frozen_summary
-from forecast.report.textfit import text_width_pt
+from forecast.report.textfit import EMU_PER_PT, cell_height_pt
 
 WIDTH, HEIGHT = Inches(13.333), Inches(7.5)
 MARGIN = Inches(0.5)
@@ -156,25 +156,32 @@ def _table(slide, header, rows, left, top, width, col_widths=None, size=TABLE_PT
     return shape
 
 
-def _fit_line(text: str, size: float, width_pt: float) -> str:
-    """``text`` cut (with an ellipsis) to one line of ``width_pt`` at ``size`` points."""
-    if text_width_pt(text, size) <= width_pt:
-        return text
-    while text and text_width_pt(text + "…", size) > width_pt:
-        text = text[:-1]
-    return text.rstrip() + "…"
+def _pages(
+    rows: list[list[str]], header: list[str], widths_pt: list[float], size: float, room_pt: float
+) -> list[list[list[str]]]:
+    """``rows`` split into as few tables as fit ``room_pt`` each (header repeated), measuring
+    every row's wrapped height as the fit check does; at least one page, even when empty."""
+
+    def height(cells: list[str], bold: bool = False) -> float:
+        return max(
+            Inches(0.28) / EMU_PER_PT,
+            *(cell_height_pt(c, w, size, bold) for c, w in zip(cells, widths_pt, strict=True)),
+        )
+
+    pages: list[list[list[str]]] = [[]]
+    used = height(header, bold=True)
+    for row in rows:
+        h = height(row)
+        if pages[-1] and used + h > room_pt:
+            pages.append([])
+            used = height(header, bold=True)
+        pages[-1].append(row)
+        used += h
+    return pages
 
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _short_prior(described: str) -> str:
-    """'split_lognormal median 1.45, 80% 1.30–1.65 x/yr' -> 'median 1.45, 80% 1.30–1.65 x/yr'."""
-    first, _, rest = described.partition(" ")
-    families = ("normal", "lognormal", "logitnormal", "uniform", "loguniform", "triangular")
-    named = first in families or first.startswith(("split_", "quantile_"))
-    return rest if named and rest.startswith("median") else described
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:
@@ -297,7 +304,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         if moved:
             b, a = (Figure(v, f"{v:.2f}") for v in (moved[0].before[0], moved[0].after[0]))
             record(b, a)
-            label = WATCH.get(moved[0].key, (moved[0].key, ""))[0]
+            label = reader_label(moved[0].key)
             text += f" Total index of the {label}: {b.text} with priors only → {a.text} now."
         note(slide, text)
 
@@ -348,10 +355,10 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     if posts:
         p = posts[0]
         if p.earlier is not None:
-            sp_fig = Figure(p.earlier, fmt_input(p.earlier))
+            sp_fig = Figure(p.earlier, p.fmt(p.earlier))
             title = f"Watch the {p.label}: at {sp_fig.text} the wall comes a year earlier"
         else:
-            sp_fig = Figure(p.today, fmt_input(p.today))
+            sp_fig = Figure(p.today, p.fmt(p.today))
             title = f"Watch the {p.label}, today {sp_fig.text}"
         slide = _new(prs, title)
         record(sp_fig)
@@ -369,11 +376,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         )
         for sp in posts:
             record(
-                *(
-                    Figure(v, fmt_input(v))
-                    for v in (sp.today, sp.earlier, sp.later)
-                    if v is not None
-                )
+                *(Figure(v, sp.fmt(v)) for v in (sp.today, sp.earlier, sp.later) if v is not None)
             )
         today = "median (posterior when fitted)" if fitted_keys(fc) else "prior median"
         note(slide, f"Today: {today}. Sources in the appendix (docs/sources.md).", Inches(0.6))
@@ -494,50 +497,35 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         lines = [*moved, ("Data and inputs:", BODY_PT, True, DARK), *data]
         _text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
 
-    # 8. appendix: assumptions (one slide, two columns: key and prior median)
-    items = assumptions(str(fc.attrs.get("priors_text", "")))
-    fixed = sum(1 for it in items if _short_prior(it["prior"]).startswith("fixed"))
+    # 8. appendix: assumptions, as a table of plain names with units (no registry key), over as
+    # many slides as keep every row readable
+    rows = assumption_rows(fc)
+    fixed = sum(r.fixed for r in rows)
     n_fixed = Figure(fixed, str(fixed))
-    n_uncertain = Figure(len(items) - fixed, str(len(items) - fixed))
-    slide = _new(
-        prs,
-        f"Appendix: {n_uncertain.text} uncertain assumptions, {n_fixed.text} fixed",
+    n_uncertain = Figure(len(rows) - fixed, str(len(rows) - fixed))
+    fitted_any = any(r.fitted != "—" for r in rows)
+    header = ASSUMPTION_HEADER if fitted_any else ASSUMPTION_HEADER[:2]
+    shares = [5.6, 4.0, 3.6] if fitted_any else [6.0, 6.0]
+    widths_pt = [content_w / EMU_PER_PT * w / sum(shares) for w in shares]
+    room_pt = (HEIGHT - top - Inches(0.65)) / EMU_PER_PT  # above the note
+    pages = _pages(
+        [r.cells()[: len(header)] for r in rows], header, widths_pt, APPENDIX_PT, room_pt
     )
-    record(n_uncertain, n_fixed)
-    half = (len(items) + 1) // 2
-    col_w = (content_w - Inches(0.3)) // 2
-    room = col_w / 12700 - 16  # points of one line, less the insets
-    fitted = set(fitted_keys(fc))
-    for k, part in enumerate((items[:half], items[half:])):
-        lines = [
-            _fit_line(
-                f"{'* ' if it['key'] in fitted else ''}{it['key']}: {_short_prior(it['prior'])}",
-                APPENDIX_PT,
-                room,
-            )
-            for it in part
-        ]
-        if lines:
-            _text(
-                slide,
-                lines,
-                MARGIN + k * (col_w + Inches(0.3)),
-                top,
-                col_w,
-                HEIGHT - top - Inches(0.7),
-                size=APPENDIX_PT,
-                space_after=6,
-            )
-    note(
-        slide,
-        f"Priors {fc.attrs.get('priors_name', '?')}: median, 80% interval; "
-        + (
-            "* fitted to data (posterior used); sources: report.html, priors file."
-            if fitted
-            else "sources of each prior in report.html and the priors file."
-        ),
-        Inches(0.6),
-    )
+    for n, page in enumerate(pages, start=1):
+        of = f" ({n} of {len(pages)})" if len(pages) > 1 else ""
+        slide = _new(
+            prs,
+            f"Appendix: {n_uncertain.text} uncertain assumptions, {n_fixed.text} fixed{of}",
+        )
+        record(n_uncertain, n_fixed)
+        _table(slide, header, page, MARGIN, top, content_w, shares, size=APPENDIX_PT, row_in=0.28)
+        note(
+            slide,
+            f"Priors: {fc.attrs.get('priors_name', '?')}. "
+            + ("Where fitted to data, the forecast uses the posterior. " if fitted_any else "")
+            + "Every source: report.html.",
+            Inches(0.6),
+        )
 
     # 9. appendix: sources
     slide = _new(prs, "Appendix: sources")

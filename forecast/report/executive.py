@@ -22,8 +22,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from forecast.priors.registry import input_label, input_unit
 from forecast.queries.answers import interval
-from forecast.queries.formatting import fmt_days, fmt_multiplier, fmt_pct, fmt_year, sci
+from forecast.queries.formatting import (
+    fmt_days,
+    fmt_multiplier,
+    fmt_pct,
+    fmt_quantity,
+    fmt_year,
+    sci,
+)
 from forecast.queries.headline import (
     PROB,
     Forecast,
@@ -180,12 +188,29 @@ class Signpost:
     later: float | None  # ... one year later
     watch: str
     method: str
+    unit: str = ""  # the input's registry unit
+
+    def fmt(self, v: float | None) -> str:
+        """A value of this input with its unit ('23M tokens', '1.45x per year', '57%')."""
+        return "out of reach" if v is None else fmt_quantity(v, self.unit)
 
     def cells(self) -> list[str]:
-        def fmt(v: float | None) -> str:
-            return "out of reach" if v is None else fmt_input(v)
+        return [
+            self.label,
+            self.fmt(self.today),
+            self.fmt(self.earlier),
+            self.fmt(self.later),
+            self.watch,
+        ]
 
-        return [self.label, fmt_input(self.today), fmt(self.earlier), fmt(self.later), self.watch]
+
+def reader_label(key: str) -> str:
+    """An input's name inside a sentence: the signpost phrase where one is written (WATCH), else
+    the registry's plain label; never the dotted key."""
+    if key in WATCH:
+        return WATCH[key][0]
+    label = input_label(key)
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
 
 
 def fmt_input(v: float) -> str:
@@ -234,7 +259,7 @@ class InputEffect:
 
     @property
     def label(self) -> str:
-        return WATCH.get(self.key, (self.key, ""))[0]
+        return reader_label(self.key)
 
     @property
     def swing(self) -> float:
@@ -295,7 +320,8 @@ FRACTION_INPUTS = ("network.collective_efficiency", "training.max_utilization")
 
 
 def _signpost(e: InputEffect) -> Signpost:
-    label, watch = WATCH.get(e.key, (e.key, "the input's prior source (assumptions table)"))
+    label = reader_label(e.key)
+    watch = WATCH.get(e.key, ("", "the input's prior source (assumptions table)"))[1]
     log = bool(np.all(e.inputs > 0))
 
     def at(target: float) -> float | None:
@@ -312,6 +338,7 @@ def _signpost(e: InputEffect) -> Signpost:
         at(e.baseline + 1.0),
         watch,
         e.method,
+        input_unit(e.key),
     )
 
 
@@ -404,12 +431,12 @@ def executive_summary(fc: Forecast, prob: float = PROB) -> Summary:
         p = posts[0]
         move = []
         if p.earlier is not None:
-            figs["signpost_earlier"] = Figure(p.earlier, fmt_input(p.earlier))
+            figs["signpost_earlier"] = Figure(p.earlier, p.fmt(p.earlier))
             move.append(f"{figs['signpost_earlier'].text} would bring it a year earlier")
         if p.later is not None:
-            figs["signpost_later"] = Figure(p.later, fmt_input(p.later))
+            figs["signpost_later"] = Figure(p.later, p.fmt(p.later))
             move.append(f"{figs['signpost_later'].text} would push it a year later")
-        figs["signpost_today"] = Figure(p.today, fmt_input(p.today))
+        figs["signpost_today"] = Figure(p.today, p.fmt(p.today))
         sentences.append(
             f"The signpost to watch is the {p.label} ({p.key}), today "
             f"{figs['signpost_today'].text}: "

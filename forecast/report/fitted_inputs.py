@@ -23,14 +23,23 @@ from typing import Any
 
 import numpy as np
 
-from forecast.priors.registry import FITTED_INPUTS, PARAMETERS
-from forecast.queries.formatting import fmt_count, fmt_pct, fmt_value
+from forecast.priors.registry import (
+    FITTED_INPUTS,
+    FRONTIER_SERIES,
+    PARAMETERS,
+    input_label,
+    input_unit,
+)
+from forecast.queries.formatting import fmt_count, fmt_pct, fmt_quantity, fmt_value
 from forecast.queries.headline import PROB, Forecast
 from forecast.report.executive import Figure
 
 __all__ = [
     "InputEvidence",
+    "ASSUMPTION_HEADER",
+    "AssumptionRow",
     "INPUT_LABELS",
+    "assumption_rows",
     "PROVENANCE_HEADER",
     "ProvenanceRow",
     "fitted_inputs",
@@ -302,3 +311,105 @@ def headline_input(items: list[InputEvidence]) -> InputEvidence:
         return shift / width if width > 0 and math.isfinite(width) else 0.0
 
     return max(items, key=moved)
+
+
+ASSUMPTION_HEADER = ["Assumption", "Prior: median (80% interval)", "Fitted to data (posterior)"]
+"""Columns of the deck's assumptions appendix."""
+
+
+@dataclass
+class AssumptionRow:
+    """One input of the priors file as a reader sees it: plain name, prior and posterior with
+    units (no registry key)."""
+
+    key: str
+    label: str
+    prior: str
+    fitted: str
+    fixed: bool
+
+    def cells(self) -> list[str]:
+        return [self.label, self.prior, self.fitted]
+
+
+def _span(q: tuple[float, float, float], unit: str) -> str:
+    """'23M tokens (18M–30M)': the median with its unit, the 80 % interval's ends without."""
+    lo, hi = (fmt_quantity(v, unit, with_unit=False) for v in (q[0], q[2]))
+    return f"{fmt_quantity(q[1], unit)} ({lo}–{hi})"
+
+
+def _trend_posterior(fc: Forecast, key: str) -> str | None:
+    """The fitted trends' posterior of a trend key, as the appendix writes it: a growth is
+    10^slope of its series, the 2024 frontier compute 10^intercept; the trends' residual scale
+    is fitted per series (the range of their medians); None when the forecast has no trend fit."""
+    post = fc.group("posterior")
+    spec = PARAMETERS.get(key)
+    if (
+        post is None
+        or spec is None
+        or spec.role not in ("trend_growth", "trend_level", "trend_noise")
+    ):
+        return None
+
+    def q(values: np.ndarray) -> tuple[float, float, float]:
+        lo, med, hi = np.quantile(np.asarray(values, dtype=float).ravel(), [0.1, 0.5, 0.9])
+        return float(lo), float(med), float(hi)
+
+    if spec.role == "trend_noise":
+        if "sigma" not in post:
+            return None
+        meds = np.median(post["sigma"].values.reshape(-1, post["sigma"].shape[-1]), axis=0)
+        lo, hi = (
+            fmt_quantity(float(v), spec.unit, with_unit=False) for v in (meds.min(), meds.max())
+        )
+        return f"{lo}–{hi} {spec.unit} by series"
+    if spec.series == FRONTIER_SERIES:
+        var = "frontier_slope" if spec.role == "trend_growth" else "frontier_intercept"
+        return _span(q(10 ** post[var].values), spec.unit) if var in post else None
+    if "slope" in post and spec.series in post["slope"].coords.get("metric", []):
+        return _span(q(10 ** post["slope"].sel(metric=spec.series).values), spec.unit)
+    return None
+
+
+def assumption_rows(fc: Forecast) -> list[AssumptionRow]:
+    """Every input of the forecast's priors file, in the file's order: its plain label, the
+    prior's median and 80 % interval (or its fixed value) and, for an input fitted to data, the
+    posterior's, each with its unit."""
+    from forecast.priors.parsing import parse_prior  # the priors layer, only for this table
+
+    try:
+        data = tomllib.loads(str(fc.attrs.get("priors_text", "")) or "")
+    except tomllib.TOMLDecodeError:
+        return []
+    fitted = {it.key: it for it in fitted_inputs(fc) or []} if fitted_keys(fc) else {}
+    out: list[AssumptionRow] = []
+
+    def walk(prefix: str, table: dict) -> None:
+        for name, value in table.items():
+            if not isinstance(value, dict):
+                continue
+            key = f"{prefix}.{name}" if prefix else name
+            if "source" not in value:
+                if key != "meta":
+                    walk(key, value)
+                continue
+            unit = input_unit(key)
+            try:
+                prior = parse_prior(key, value)
+            except Exception:  # a key the registry does not know: its table, plainly
+                text = ", ".join(
+                    f"{k} = {v}" for k, v in value.items() if k not in ("source", "note")
+                )
+                out.append(AssumptionRow(key, input_label(key), text, "—", False))
+                continue
+            if prior.is_point:
+                text = f"fixed at {fmt_quantity(float(prior.params['value']), unit)}"
+            else:
+                text = _span(tuple(prior.quantile(q) for q in (0.1, 0.5, 0.9)), unit)
+            item = fitted.get(key)
+            post = _span(item.posterior_q, unit) if item is not None else _trend_posterior(fc, key)
+            post = post or "—"
+            out.append(AssumptionRow(key, input_label(key), text, post, prior.is_point))
+
+    walk("", data)
+    return out

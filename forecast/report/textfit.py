@@ -57,6 +57,14 @@ def wrapped_lines(text: str, width_pt: float, size_pt: float, bold: bool = False
     return lines
 
 
+def cell_height_pt(text: str, width_pt: float, size_pt: float, bold: bool = False) -> float:
+    """Height (points) a table cell of ``width_pt`` (its column) needs for ``text`` at
+    ``size_pt``, with the default insets: what :func:`overflows` charges a new table's cell."""
+    inner = width_pt - 2 * DEFAULT_INSET_LR / EMU_PER_PT
+    lines = wrapped_lines(text, inner, size_pt, bold) if text else 1
+    return lines * size_pt * LINE_HEIGHT + 2 * DEFAULT_INSET_TB / EMU_PER_PT
+
+
 def _inset(value, default) -> float:
     return float(default if value is None else value) / EMU_PER_PT
 

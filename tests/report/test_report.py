@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -309,6 +310,16 @@ def test_previous_forecast_is_found_by_id_order(published):
 # ----------------------------------------------------------------------------- deck
 
 
+def _prior_keys(table: dict, prefix: str = ""):
+    """(key, table) of every parameter of a priors file, in the file's order."""
+    for name, value in table.items():
+        key = f"{prefix}.{name}" if prefix else name
+        if isinstance(value, dict) and "source" in value:
+            yield key, value
+        elif isinstance(value, dict) and key != "meta":
+            yield from _prior_keys(value, key)
+
+
 def test_deck_slides_titles_and_numbers(published, tmp_path):
     """8-10 slides with action titles; the answer's numbers equal the dataset's quantiles;
     readable sizes (titles >= 28 pt, body >= 16 pt, the appendix >= 13 pt)."""
@@ -321,25 +332,39 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     path = write_deck_file(second, tmp_path)
     prs = Presentation(str(path))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 8 <= len(titles) <= 10, titles
+    assert 8 <= len(titles) <= 11, titles
     v = draws(second, "hit_year", "baseline", "data_movement")
     med, lo, hi = (math.floor(round(float(np.quantile(v, q)), 1)) for q in (0.5, 0.1, 0.9))
     assert titles[0] == f"Frontier training hits the data-movement wall around {med} ({lo}–{hi})"
     assert titles[1].startswith("Data movement makes each FLOP of the 2032 frontier run cost")
     assert titles[2].startswith("Across scenarios the data-movement wall arrives between")
-    assert titles[-2].startswith("Appendix: ") and titles[-1] == "Appendix: sources"
-    # the appendix counts what is uncertain apart from what is fixed, as its lines show them
-    counted = re.fullmatch(r"Appendix: (\d+) uncertain assumptions, (\d+) fixed", titles[-2])
-    lines = [
-        p.text
-        for sh in prs.slides[len(titles) - 2].shapes
-        if sh.has_text_frame and sh != prs.slides[len(titles) - 2].shapes.title
-        for p in sh.text_frame.paragraphs
-        if ": " in p.text and not p.text.startswith("Priors ")
+    assert titles[-1] == "Appendix: sources"
+    # the assumptions appendix: a table of every input of the priors file under its plain name,
+    # counting what is uncertain apart from what is fixed, as its rows show them
+    pages = [
+        (i, re.fullmatch(r"Appendix: (\d+) uncertain assumptions, (\d+) fixed( \(\d of \d\))?", t))
+        for i, t in enumerate(titles)
+        if t.startswith("Appendix: ") and "assumptions" in t
     ]
-    fixed = sum(": fixed " in line for line in lines)
-    assert counted and (int(counted[1]), int(counted[2])) == (len(lines) - fixed, fixed) != (0, 0)
-    assert fixed > 0
+    assert pages and all(m for _, m in pages) and pages[-1][0] == len(titles) - 2, titles
+    rows = [
+        [c.text for c in row.cells]
+        for i, _ in pages
+        for sh in prs.slides[i].shapes
+        if sh.has_table
+        for row in list(sh.table.rows)[1:]
+    ]
+    with xr.open_datatree(second, engine="h5netcdf") as tree:
+        priors_text = str(tree.attrs["priors_text"])
+    from forecast.priors.registry import input_label
+
+    keys = [k for k, _ in _prior_keys(tomllib.loads(priors_text))]
+    assert [r[0] for r in rows] == [input_label(k) for k in keys]
+    fixed = sum(r[1].startswith("fixed at ") for r in rows)
+    counted = pages[0][1]
+    assert (int(counted[1]), int(counted[2])) == (len(rows) - fixed, fixed) and fixed > 0
+    days = rows[keys.index("training.duration_days")][1]
+    assert days.endswith("days)") or days.startswith("fixed at ") and days.endswith(" days")
     for title in titles[:-1]:  # action titles: a sentence with its number
         assert re.search(r"\d", title) or title.startswith("This is the first forecast"), title
     assert any(s.shape_type == 13 for s in prs.slides[0].shapes)  # the fan chart picture
@@ -348,13 +373,12 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     assert any(s.shape_type == 13 for s in prs.slides[2].shapes)  # dot-and-interval, no table
     assert not any(s.has_table for s in prs.slides[2].shapes)
 
-    appendix = len(titles) - 2
     for i, slide in enumerate(prs.slides):
         for shape in slide.shapes:
             frames = [shape.text_frame] if shape.has_text_frame else []
             if shape.has_table:
                 frames += [c.text_frame for row in shape.table.rows for c in row.cells]
-            body = Pt(13) if i == appendix else Pt(16)
+            body = Pt(13) if i in {p for p, _ in pages} else Pt(16)
             minimum = Pt(28) if shape == slide.shapes.title else body
             for tf in frames:
                 for p in tf.paragraphs:
@@ -366,6 +390,12 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
 
 
 UNIT_WORDS = ("FLOP", "year", "Year", "fraction", "bytes", "unitless", "input", "Scenario")
+
+
+DOTTED_KEY = re.compile(
+    r"\b(?:hardware|latency|network|training|scaling|frontier)(?:\.|__)[a-z0-9_]+"
+)
+"""A registry key (or its variable form) as it must never reach a reader's chart or slide."""
 
 
 def test_every_chart_has_labelled_axes_with_units(published):
@@ -417,6 +447,10 @@ def test_every_chart_has_labelled_axes_with_units(published):
         for ax in fig.axes:
             for axis in (ax.xaxis, ax.yaxis):
                 assert axis.get_offset_text().get_text() == "", (name, axis)
+            # plain names, no registry key (drivers and tornado label inputs)
+            ticks = [t.get_text() for t in (*ax.get_xticklabels(), *ax.get_yticklabels())]
+            assert not [t for t in ticks if DOTTED_KEY.search(t)], (name, ticks)
+    assert [t.get_text() for t in figures["drivers"].axes[0].get_yticklabels()] != []
     # the tornado's ticks are shifts from the all-median hit year, which its label gives
     ax = figures["tornado"].axes[0]
     assert f"{effects[0].baseline:.1f})" in ax.get_xlabel() and "years" in ax.get_xlabel()

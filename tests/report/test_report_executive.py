@@ -82,6 +82,14 @@ def sig3(x: float) -> str:
     return f"{x:.3g}"
 
 
+def quantity(key: str, v: float) -> str:
+    """An input's value as every surface writes it: the shared formatter, the registry unit."""
+    from forecast.priors.registry import input_unit
+    from forecast.queries.formatting import fmt_quantity
+
+    return fmt_quantity(v, input_unit(key))
+
+
 def draw_effects(path: Path, wall: str = "data_movement"):
     """The signpost numbers recomputed: slope of the hit year on log10(input) over the draws."""
     ds, inp = fc_ds(path), inputs_ds(path)
@@ -117,13 +125,13 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
     key, (tq, slope) = ranked[0]
     swing = abs(slope * (tq[2] - tq[0]))
     signpost = set()
-    for _, (tq_i, slope_i) in ranked[:4]:
-        signpost.add(sig3(10 ** tq_i[1]))
+    for k, (tq_i, slope_i) in ranked[:4]:  # each value with its unit: its digits are allowed
+        signpost |= set(NUMBER.findall(quantity(k, 10 ** tq_i[1])))
         for dy in (-1.0, 1.0):
             t = tq_i[1] + dy / slope_i
             span = tq_i[2] - tq_i[0]
             if tq_i[0] - span <= t <= tq_i[2] + span:
-                signpost.add(sig3(10**t))
+                signpost |= set(NUMBER.findall(quantity(k, 10**t)))
     dm_now = q(base["wall_flop"].sel(wall="data_movement", year=2024).values, 0.5)
     lat_2030 = q(base["wall_flop"].sel(wall="latency", year=2030).values, 0.5)
     dm_med = q(dm, 0.5)
@@ -221,11 +229,63 @@ def test_executive_summary_is_five_sentences_with_the_datasets_numbers(deck):
     key, (tq, slope) = max(
         effects.items(), key=lambda kv: abs(kv[1][1] * (kv[1][0][2] - kv[1][0][0]))
     )
-    assert f"({key}), today {sig3(10 ** tq[1])}" in sentences[4]
-    assert f"{sig3(10 ** (tq[1] - 1 / slope))} would bring it a year earlier" in sentences[4]
+    assert f"({key}), today {quantity(key, 10 ** tq[1])}" in sentences[4]
+    assert (
+        f"{quantity(key, 10 ** (tq[1] - 1 / slope))} would bring it a year earlier" in sentences[4]
+    )
     # the report also opens with the signposts
     assert md.index("## Executive summary") < md.index("## Signposts") < md.index("## Frontier")
     assert md.index("## Signposts") < md.index("Hit year and compute per scenario (table)")
+
+
+def test_no_registry_key_reaches_a_slide(deck, tmp_path):
+    """Readers see plain names: no dotted registry key in any slide's text or table, nor in the
+    labels the tornado chart and the signposts draw; the appendix names every input plainly."""
+    from forecast.priors.registry import PARAMETERS, input_label
+    from forecast.queries.headline import load_forecast
+    from forecast.report.executive import input_effects, signposts
+
+    path, prs, _ = deck
+    dotted = re.compile(r"\b(?:hardware|latency|network|training|scaling|frontier)\.[a-z0-9_]+")
+    for i, slide in enumerate(prs.slides):
+        text = "\n".join(slide_texts(slide))
+        assert not dotted.search(text), (i, slide.shapes.title.text, dotted.findall(text))
+    fc = load_forecast(path)
+    labels = [e.label for e in input_effects(fc, "data_movement", top=8)]
+    labels += [p.label for p in signposts(fc)]
+    assert labels and not any(dotted.search(x) or "_" in x for x in labels), labels
+    appendix = [
+        c.text
+        for s in prs.slides
+        if "assumptions" in s.shapes.title.text
+        for sh in s.shapes
+        if sh.has_table
+        for row in sh.table.rows
+        for c in row.cells
+    ]
+    assert {input_label(k) for k in PARAMETERS if k in str(fc.attrs["priors_text"])} <= set(
+        appendix
+    )
+    # the check itself bites: a slide with a key would fail it
+    assert dotted.search("Total index of scaling.batch_tokens_2024")
+
+
+def test_signposts_give_every_value_with_its_unit(deck):
+    from forecast.queries.headline import load_forecast
+    from forecast.report.executive import signposts
+
+    path, prs, _ = deck
+    posts = signposts(load_forecast(path))
+    assert posts
+    for p in posts:
+        values = (p.today, p.earlier, p.later)
+        cells = ["out of reach" if v is None else quantity(p.key, v) for v in values]
+        assert p.cells()[1:4] == cells, (p.key, p.cells())
+        # a value with a unit says it (a bare exponent has none)
+        assert p.unit == "1" or re.search(r"[A-Za-zµ%]", cells[0].replace("e", "")), cells
+    table = next(sh.table for sh in prs.slides[4].shapes if sh.has_table)
+    shown = [[c.text for c in row.cells] for row in list(table.rows)[1:]]
+    assert shown == [p.cells() for p in posts]
 
 
 def test_no_text_frame_overflows(deck):

@@ -9,6 +9,7 @@ the scaling-law variables in ``/posterior`` (plausible numbers from docs/evidenc
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import tomllib
@@ -193,6 +194,47 @@ def test_value_in_its_unit():
     assert fmt_value(0.2681, "1") == "0.27"
 
 
+def test_quantity_carries_its_unit_for_every_registry_unit():
+    """Every input a reader sees has its unit, through one formatter (no '2.3e7' beside '23M')."""
+    from forecast.priors.registry import PARAMETERS
+    from forecast.queries.formatting import fmt_quantity
+
+    assert fmt_quantity(2.3e7, "tokens") == "23M tokens"
+    assert fmt_quantity(4.05e11, "params") == "400B parameters"
+    assert fmt_quantity(0.568, "fraction") == "57%"
+    assert fmt_quantity(1.504, "x/yr") == "1.50x per year"
+    assert fmt_quantity(5.82, "x") == "5.82x"
+    assert fmt_quantity(3.2, "us") == "3.2 µs"
+    assert fmt_quantity(90.0, "days") == "90 days"
+    assert fmt_quantity(2.0e25, "FLOP") == "2.0e25 FLOP"
+    assert fmt_quantity(0.2681, "1") == "0.27"
+    assert fmt_quantity(20.0, "tokens/param") == "20 tokens per parameter"
+    assert fmt_quantity(None, "tokens") == "n/a"
+    assert (fmt_quantity(1.0, "experts"), fmt_quantity(8.0, "experts")) == ("1 expert", "8 experts")
+    bare = [
+        (2.3e7, "tokens", "23M"),
+        (1.504, "x/yr", "1.50x"),
+        (3.2, "us", "3.2"),
+        (90.0, "days", "90"),
+    ]
+    assert [fmt_quantity(v, u, with_unit=False) for v, u, _ in bare] == [t for *_, t in bare]
+    for spec in PARAMETERS.values():  # a unit the formatter does not know would print bare
+        text = fmt_quantity(12.5, spec.unit)
+        assert spec.unit == "1" or not re.fullmatch(r"[\d.]+", text), (spec.key, text)
+
+
+def test_every_registry_key_has_a_plain_label():
+    from forecast.priors.registry import PARAMETERS, ParameterSpec, input_label
+
+    labels = [input_label(k) for k in PARAMETERS]
+    assert len(set(labels)) == len(labels)  # one name, one input
+    for key, label in zip(PARAMETERS, labels, strict=True):
+        assert label and "_" not in label and key not in label, (key, label)
+    assert input_label("scaling.some_new_thing") == "Some new thing"  # never the dotted key
+    with pytest.raises(ValueError, match="plain label"):
+        ParameterSpec("x.y", "1", "real", "propagated", "d", label="x_y")
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -311,10 +353,13 @@ def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     from forecast.report import charts
     from forecast.report.drivers import sobol_drivers
 
+    from forecast.priors.registry import input_label
+
     fig = charts.sobol_chart(sobol_drivers(load_forecast(path)))
     for ax in fig.axes:
         for label in (t.get_text() for t in ax.get_yticklabels()):
-            assert label.endswith(" *") == (label.removesuffix(" *") in fitted), label
+            plain = {input_label(k) for k in fitted}
+            assert label.endswith(" *") == (label.removesuffix(" *") in plain), label
 
 
 def test_sobol_before_after_for_the_batch_level(tmp_path):
@@ -394,7 +439,8 @@ def test_forecast_with_prior_group_but_no_provenance(tmp_path, attr):
 
 
 def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
-    """The prior-against-posterior slide with every analysis present (11 slides at most)."""
+    """The prior-against-posterior slide with every analysis present (9 slides at most before
+    the appendix, which holds the assumptions table and the sources)."""
     from pptx import Presentation
     from test_report_analyses import synthetic_backtest
 
@@ -410,11 +456,13 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     add_groups(path, {"backtest": backtest_dataset(synthetic_backtest())})
     prs = Presentation(str(write_deck_file(path, tmp_path / "d", previous=False)))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 8 <= len(titles) <= 11, titles
+    main = [t for t in titles if not t.startswith("Appendix: ")]
+    assert 8 <= len(main) <= 9 and 2 <= len(titles) - len(main) <= 3, titles
+    assert titles[: len(main)] == main  # the appendix comes last
     assert overflows(prs) == []
     i = next(k for k, t in enumerate(titles) if t.startswith("Fitted to data"))
     assert (
-        titles[i - 1].startswith("Our data-movement wall") and i == len(titles) - 3
+        titles[i - 1].startswith("Our data-movement wall") and i == len(main) - 1
     )  # appendix next
     lo, med, hi = (fmt_count(v) for v in quantiles(path, "posterior", "batch_tokens_2024"))
     prior_med = fmt_count(quantiles(path, "prior", "batch_tokens_2024")[1])
@@ -447,3 +495,59 @@ def test_report_shows_the_loo_checks_of_the_tree(evidence):
     lines = {line.split("|")[1].strip(): line for line in part.splitlines() if line.count("|") > 6}
     assert "| data/model_shapes.csv | 88 | 58% | 82% | 94% | 0.36 |" in lines["depth"]
     assert "| 6 | 50% | 67% | 100% | 0.75 (1 above 0.7) |" in lines["domain"]
+
+
+def test_assumptions_appendix_reads_prior_and_posterior_with_units(evidence):
+    """The deck's appendix row of each input: its plain name, the prior's quantiles and, where
+    fitted (joint model or the trends), the posterior's, recomputed here from the stored draws."""
+    from forecast.priors import parse_prior
+    from forecast.queries.headline import load_forecast
+    from forecast.report.fitted_inputs import assumption_rows
+
+    path, _ = evidence
+    fc = load_forecast(path)
+    rows = {r.key: r for r in assumption_rows(fc)}
+    priors = tomllib.loads(str(fc.attrs["priors_text"]))
+    assert len(rows) == sum(
+        1
+        for table in priors.values()
+        if isinstance(table, dict)
+        for v in table.values()
+        if isinstance(v, dict) and "source" in v
+    )
+    batch = rows["scaling.batch_tokens_2024"]
+    lo, med, hi = quantiles(path, "posterior", "batch_tokens_2024")
+    assert batch.label == "Critical batch of a 2024 frontier model"
+    assert batch.fitted == f"{fmt_count(med)} tokens ({fmt_count(lo)}–{fmt_count(hi)})"
+    pr = parse_prior("scaling.batch_tokens_2024", priors["scaling"]["batch_tokens_2024"])
+    plo, pmed, phi = (fmt_count(pr.quantile(p)) for p in (0.1, 0.5, 0.9))
+    assert batch.prior == f"{pmed} tokens ({plo}–{phi})"
+    # a hardware growth: 10^slope of its series in the trends' posterior
+    slope = group(path, "posterior")["slope"].sel(metric="flops").values.ravel()
+    glo, gmed, ghi = np.quantile(10**slope, [0.1, 0.5, 0.9])
+    assert rows["hardware.flops_growth_per_year"].fitted == (
+        f"{gmed:.2f}x per year ({glo:.2f}x–{ghi:.2f}x)"
+    )
+    days = rows["training.duration_days"]
+    assert days.fixed and days.prior.startswith("fixed at ") and days.prior.endswith(" days")
+    assert days.fitted == "—"
+    for r in rows.values():
+        assert "_" not in r.label and "." not in r.label.split(" (")[0], r.label
+
+
+def test_sobol_chart_names_inputs_plainly(tmp_path):
+    """The Sobol chart's rows are the registry's plain names (fitted ones starred), no key."""
+    from forecast.priors.registry import input_label
+    from forecast.queries.headline import load_forecast
+    from forecast.report import charts
+    from forecast.report.drivers import sobol_drivers
+    from forecast.store.publisher import add_groups
+
+    path = publish(evidence_tree(SECOND_ID, seed=3), tmp_path / "o", SECOND_ID) / "forecast.nc"
+    add_groups(path, {"sensitivity": joint_sensitivity()})
+    sd = sobol_drivers(load_forecast(path))
+    fig = charts.sobol_chart(sd)
+    fig.savefig(io.BytesIO(), format="png")
+    shown = {t.get_text().removesuffix(" *") for ax in fig.axes for t in ax.get_yticklabels()}
+    expected = {input_label(k) for t in sd.targets for k in t.inputs}
+    assert shown and shown <= expected and not any("." in x or "_" in x for x in shown), shown
