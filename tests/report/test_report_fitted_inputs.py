@@ -349,11 +349,10 @@ def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     assert {r[2] for r in rows if r[-1] == "posterior"} == set(fitted)
     assert "inputs fitted to data enter through their joint posterior" in part  # the caption
     assert "Before → after" not in part  # no priors-only ranking stored
+    from forecast.priors.registry import input_label
     from forecast.queries.headline import load_forecast
     from forecast.report import charts
     from forecast.report.drivers import sobol_drivers
-
-    from forecast.priors.registry import input_label
 
     fig = charts.sobol_chart(sobol_drivers(load_forecast(path)))
     for ax in fig.axes:
