@@ -138,30 +138,45 @@ class Headline:
         return " ".join([self.sentence, self.detail, *self.others])
 
 
-def _likelihood_word(p: float) -> str:
-    if p >= 0.9:
-        return "very likely"
-    if p >= 2 / 3:
-        return "likely"
-    return "more likely than not"
+LIKELIHOOD_WORDS: tuple[tuple[str, float, float], ...] = (
+    ("virtually certain", 0.99, 1.0),
+    ("very likely", 0.90, 0.99),
+    ("likely", 0.66, 0.90),
+    ("about as likely as not", 0.33, 0.66),
+    ("unlikely", 0.10, 0.33),
+    ("very unlikely", 0.01, 0.10),
+    ("exceptionally unlikely", 0.0, 0.01),
+)
+"""Calibrated words for a probability [low, high), as the IPCC's guidance on consistent
+treatment of uncertainties uses them [ipcc-uncertainty] (each word here names the narrowest
+band, so 'likely' means 66-90 %, not 'very likely')."""
+
+
+def likelihood_word(p: float) -> str:
+    """The calibrated word for a probability ``p`` (:data:`LIKELIHOOD_WORDS`)."""
+    for word, low, _ in LIKELIHOOD_WORDS:
+        if p >= low:
+            return word
+    return LIKELIHOOD_WORDS[-1][0]
 
 
 def wall_sentence(row: dict, last_year: int, subject: str = "Frontier training") -> str:
-    """One plain-words sentence about one wall (a :func:`summary_rows` row)."""
+    """One plain-words sentence about one wall (a :func:`summary_rows` row): the median calendar
+    year with its interval, then how likely a hit by the last year is, the word beside the share
+    of draws it stands for (the word is about that share, not about the median year)."""
     y, f = row["year"], row["flop"]
     p_hit = 1.0 - y["not_hit_fraction"]
     label = wall_label(row["wall"])
     pct = fmt_pct(y["prob"])
+    shown = fmt_pct(p_hit)  # the word goes with the share as printed (0.899 reads "90%")
+    odds = f"{likelihood_word(float(shown.rstrip('%')) / 100)} ({shown} of the draws)"
     if math.isinf(y["median"]):
-        return (
-            f"{subject} is unlikely to hit the {label} wall by {last_year}: "
-            f"only {fmt_pct(p_hit)} of the draws reach it by then."
-        )
+        return f"A hit of the {label} wall by {last_year} is {odds}."
     lo = calendar_year(y["lower"])
     hi = f"after {last_year}" if math.isinf(y["upper"]) else str(calendar_year(y["upper"]))
     return (
-        f"{subject} is {_likelihood_word(p_hit)} to hit the {label} wall in "
-        f"{calendar_year(y['median'])} ({pct}: {lo}–{hi}) at about {sci(f['median'], 0)} FLOP."
+        f"{subject} hits the {label} wall in {calendar_year(y['median'])} ({pct}: {lo}–{hi}) "
+        f"at about {sci(f['median'], 0)} FLOP; a hit by {last_year} is {odds}."
     )
 
 
@@ -179,9 +194,7 @@ def headline(fc: Forecast, scenario: str | None = None, prob: float = PROB) -> H
         f"{fmt_year(y['upper'], fc.last_year)}), at {fmt_flop(f['median'])} FLOP of training "
         f"compute; {fmt_pct(p_hit)} of the draws hit it by {fc.last_year}."
     )
-    others = [
-        wall_sentence(r, fc.last_year, "It").replace("It is", "The frontier is") for r in rows[1:]
-    ]
+    others = [wall_sentence(r, fc.last_year, "The frontier") for r in rows[1:]]
     return Headline(
         scenario=scenario,
         wall=first["wall"],

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forecast.inference.crossing import first_crossing
 from forecast.queries.headline import REGIME_PHRASES, REGIME_SENTENCES
@@ -645,3 +647,43 @@ def test_accelerator_walls_are_cached_on_the_table_bytes(monkeypatch, tmp_path):
     table.write_text(table.read_text() + "\n")
     hwm.accelerator_walls(None, ("H100",), hardware=table)
     assert len(calls) == 2
+
+
+@given(
+    p_hit=st.floats(min_value=0.0, max_value=1.0),
+    median=st.one_of(st.just(math.inf), st.floats(min_value=2025.0, max_value=2044.0)),
+)
+@settings(max_examples=300, deadline=None)
+def test_headline_words_match_the_probability_they_state(p_hit, median):
+    """The likelihood word sits beside the share of draws it describes and lies in that share's
+    band of the IPCC's calibrated language [ipcc-uncertainty]; the median year carries no word."""
+    from forecast.queries.headline import LIKELIHOOD_WORDS, wall_sentence
+
+    row = {
+        "wall": "data_movement",
+        "year": {
+            "median": median,
+            "lower": median - 1.0,
+            "upper": median + 1.5,
+            "prob": 0.8,
+            "not_hit_fraction": 1.0 - p_hit,
+        },
+        "flop": {"median": 2.3e28},
+    }
+    text = wall_sentence(row, 2045)
+    m = re.search(r"is ([a-z ]+) \((\d+)% of the draws\)", text)
+    assert m, text
+    bands = {word: (low, high) for word, low, high in LIKELIHOOD_WORDS}
+    low, high = bands[m[1]]
+    shown = int(m[2]) / 100
+    assert low <= shown <= high, text
+    assert abs(shown - p_hit) <= 0.005 + 1e-12, text
+    if math.isfinite(median):
+        assert text.startswith(
+            f"Frontier training hits the data-movement wall in {math.floor(round(median, 1))} "
+        )
+        assert "by 2045 is" in text  # the word is about the hit by the last year
+    # the words tile [0, 1] without gaps or overlaps, strongest first
+    edges = [(low, high) for _, low, high in LIKELIHOOD_WORDS]
+    assert edges[0][1] == 1.0 and edges[-1][0] == 0.0
+    assert all(a[0] == b[1] for a, b in zip(edges, edges[1:], strict=False))
