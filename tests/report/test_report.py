@@ -158,11 +158,16 @@ def synthetic_tree(
         draws=draws,
         data_hash=f"hash-{len(hw_names)}",
         priors_name="baseline",
-        priors_path="priors/baseline.toml",
+        priors_path="/srv/wallcast/priors/baseline.toml",  # where the run read it
         priors_text=(REPO / "priors" / "baseline.toml").read_text(),
         scenarios=",".join(names),
         hardware_rows=24 + extra_point,
         frontier_rows=139,
+    )
+    # each scenario's file as the run recorded it (the glossary reads its description)
+    tree.attrs["scenario_text_baseline"] = (REPO / "priors" / "baseline.toml").read_text()
+    tree.attrs["scenario_text_late-walls"] = (
+        '[meta]\nname = "late-walls"\ndescription = "Synthetic: both walls 2.5 years later."\n'
     )
     return tree
 
@@ -248,7 +253,7 @@ def test_headline_numbers_come_from_the_dataset(published, report_files):
     md = report_files[0]["report_md"].read_text()
     page = report_files[0]["report_html"].read_text()
     m = re.search(
-        r"hit the (data-movement|latency) wall in (\d{4}) \(80%: (\d{4})–(\d{4})\) "
+        r"hits the (data-movement|latency) wall in (\d{4}) \(80%: (\d{4})–(\d{4})\) "
         r"at about (\S+) FLOP",
         md,
     )
@@ -272,13 +277,89 @@ def test_html_is_self_contained(report_files):
     assert not re.search(r"url\(\s*['\"]?(?!data:)", page)
     srcs = re.findall(r"""src\s*=\s*["']([^"']*)["']""", page)
     assert len(srcs) >= 4 and all(s.startswith("data:image/") for s in srcs)
-    assert not re.search(r"href\s*=\s*[\"'](?!#)", page)
+    # links leave the page only from the references list (a link, not a resource it loads)
+    refs_html = page.split('<ol class="refs">')[1].split("</ol>")[0]
+    assert not re.search(r"href\s*=\s*[\"'](?!#)", page.replace(refs_html, ""))
     for section in ("Provenance", "What uncertainty the model does not include", "Trend fits"):
         assert section in page
     assert SECOND_ID in page and "hash-26" in page  # provenance: id and data hash
     # which plans the walls come from, in one sentence (no regime recorded: the paper's)
     md = report_files[0]["report_md"].read_text()
     assert REGIME_SENTENCES["paper"] in md
+
+
+def test_report_lists_every_source_it_cites_with_its_link(report_files):
+    """Issue 25: the report stands alone. Every cite key it uses resolves to an entry of its
+    References (from docs/sources.md, with the source's link), every in-page citation link
+    lands on an entry, and no sentence sends the reader to docs/sources.md."""
+    from forecast.report.bibliography import CITE, load_sources
+
+    md = report_files[0]["report_md"].read_text()
+    page = report_files[0]["report_html"].read_text()
+    body, refs_md = md.split("## References", 1)
+    refs, aliases = load_sources()
+    keys = {aliases.get(m.group(1), m.group(1)) for m in CITE.finditer(body)}
+    listed = re.findall(r"^- \*\*\[([^\]]+)\]\*\*", refs_md, flags=re.M)
+    assert keys and keys <= set(refs)  # every citation is a listed source
+    assert set(listed) == keys  # each cited source listed once, nothing uncited
+    assert len(listed) == len(set(listed))
+    assert (
+        "- **[erdil2024]** Erdil, E. and Schneider-Joseph, D. (2024). Data movement limits " in md
+    )
+    assert "<https://arxiv.org/abs/2411.01137>" in refs_md
+    for key in keys:
+        assert f'id="ref-{key}"' in page
+        if refs[key].url:
+            assert f'href="{refs[key].url}"' in page
+    for target in re.findall(r'href="#ref-([^"]+)"', page):
+        assert f'id="ref-{target}"' in page
+    assert "docs/sources.md" not in md
+    # nor to a path on the machine that ran it (the prior file by name)
+    assert "/srv/wallcast" not in md and "| priors | baseline (baseline.toml) |" in md
+
+
+def test_report_glossary_defines_terms_scenarios_and_inputs(report_files):
+    """Issue 25: a glossary generated from the scenario files (as the forecast recorded them)
+    and the input registry, after the hand-written terms; plain names, no registry key."""
+    from forecast.priors.registry import PARAMETERS
+    from forecast.report.glossary import TERMS
+
+    md = report_files[0]["report_md"].read_text()
+    section = md.split("## Glossary", 1)[1].split("\n## ", 1)[0]
+    for term, _ in TERMS:
+        assert f"| {term} |" in section
+    assert "| late-walls | Synthetic: both walls 2.5 years later. |" in section
+    assert "| baseline | Best current view:" in section
+    for key in ("training.duration_days", "scaling.batch_tokens_2024"):
+        spec = PARAMETERS[key]
+        assert f"| {spec.label} | {spec.unit} |" in section
+    assert not re.search(
+        r"\b(?:hardware|latency|network|training|scaling|frontier)\.[a-z_]+", section
+    )
+
+
+def test_sources_parse_entries_labels_and_links():
+    from forecast.report.bibliography import cited, parse_sources
+
+    text = (
+        "# Sources\n\n## Short labels\n\n- **[P]** = [paper2024]\n\n## Group\n\n"
+        "- **[paper2024]** Doe, J. (2024). *A title*. arXiv:1.2. https://arxiv.org/abs/1.2\n"
+        "  What the project takes, with another link https://example.org/x.\n"
+        "- **[list]** The model cards, by model: GPT-1 (OpenAI 2018, https://example.org/g1),\n"
+        "  GPT-2 (https://example.org/g2).\n"
+        "- **[nolink]** Someone (2020). *Book*. Publisher.\n"
+    )
+    refs, aliases = parse_sources(text)
+    assert aliases == {"P": "paper2024"}
+    assert refs["paper2024"].text == "Doe, J. (2024). A title. arXiv:1.2."
+    assert refs["paper2024"].url == "https://arxiv.org/abs/1.2"
+    assert refs["list"].text == "The model cards, by model: GPT-1."
+    assert refs["list"].url == "https://example.org/g1"
+    assert refs["nolink"].url is None and refs["nolink"].text == "Someone (2020). Book. Publisher."
+    assert cited(["see [P] and [nolink], [unknown], [paper2024]"], refs, aliases) == [
+        "paper2024",
+        "nolink",
+    ]
 
 
 def test_what_changed_lists_moved_medians_and_data_rows(published, report_files):
@@ -334,7 +415,7 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     path = write_deck_file(second, tmp_path)
     prs = Presentation(str(path))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 8 <= len(titles) <= 11, titles
+    assert 8 <= len(titles) <= 12, titles
     v = draws(second, "hit_year", "baseline", "data_movement")
     med, lo, hi = (math.floor(round(float(np.quantile(v, q)), 1)) for q in (0.5, 0.1, 0.9))
     assert titles[0] == f"Frontier training hits the data-movement wall around {med} ({lo}–{hi})"
@@ -348,7 +429,23 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
         for i, t in enumerate(titles)
         if t.startswith("Appendix: ") and "assumptions" in t
     ]
-    assert pages and all(m for _, m in pages) and pages[-1][0] == len(titles) - 2, titles
+    assert pages and all(m for _, m in pages) and pages[-1][0] == len(titles) - 3, titles
+    # then what each scenario assumes, from its file (recorded in the forecast), and sources
+    with xr.open_datatree(second, engine="h5netcdf") as tree:
+        scenarios = [str(s) for s in tree["forecast"]["scenario"].values]
+        described = {
+            s: tomllib.loads(str(tree.attrs[f"scenario_text_{s}"])).get("meta", {})
+            for s in scenarios
+            if f"scenario_text_{s}" in tree.attrs
+        }
+    assert titles[-2] == f"Appendix: the {len(scenarios)} scenarios"
+    (table,) = [sh.table for sh in prs.slides[len(titles) - 2].shapes if sh.has_table]
+    rows_s = [[c.text for c in row.cells] for row in list(table.rows)[1:]]
+    assert [r[0] for r in rows_s] == scenarios
+    for name, text in rows_s:
+        if described.get(name, {}).get("description"):
+            assert text == described[name]["description"]
+        assert text
     rows = [
         [c.text for c in row.cells]
         for i, _ in pages
@@ -380,8 +477,10 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
             frames = [shape.text_frame] if shape.has_text_frame else []
             if shape.has_table:
                 frames += [c.text_frame for row in shape.table.rows for c in row.cells]
-            body = Pt(13) if i in {p for p, _ in pages} else Pt(16)
-            minimum = Pt(28) if shape == slide.shapes.title else body
+            appendix = {p for p, _ in pages} | {len(titles) - 2, len(titles) - 1}
+            body = Pt(13) if i in appendix else Pt(16)
+            # a title steps down from 28 pt to no less than the body's 20 pt to fit its box
+            minimum = Pt(20) if shape == slide.shapes.title else body
             for tf in frames:
                 for p in tf.paragraphs:
                     for r in p.runs:
