@@ -31,6 +31,20 @@ def fmt_year(v: float, last_year: int | None = None) -> str:
     return f"{v:.1f}"
 
 
+def calendar_year(v: float) -> int:
+    """The calendar year a fractional year falls in (2029.6 -> 2029), after rounding to one
+    decimal as the tables print it (2032.98 shows as 2033.0 there, so 2033 here)."""
+    return int(math.floor(round(v, 1)))
+
+
+def fmt_calendar_year(v: float, last_year: int | None = None) -> str:
+    """A hit year in prose: the calendar year it falls in ('2029' for 2029.9; 'in 2029' means
+    during 2029); +inf as 'not by <last_year>'. Tables keep :func:`fmt_year`'s decimal year."""
+    if math.isinf(v):
+        return f"not by {last_year}" if last_year is not None else "not by end"
+    return str(calendar_year(v))
+
+
 def fmt_pct(p: float) -> str:
     """A fraction as a whole percentage: 0.8 -> '80%'."""
     return f"{p:.0%}"

@@ -22,7 +22,14 @@ import numpy as np
 from forecast import store
 from forecast.priors import parse_prior
 from forecast.queries.answers import quantiles_with_inf, summary_table
-from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year, sci
+from forecast.queries.formatting import (
+    calendar_year,
+    fmt_calendar_year,
+    fmt_flop,
+    fmt_pct,
+    fmt_year,
+    sci,
+)
 
 if TYPE_CHECKING:  # annotations only: reading answers does not import xarray
     import xarray as xr
@@ -115,12 +122,6 @@ def wall_label(wall: str) -> str:
     return WALL_LABELS.get(wall, wall.replace("_", " "))
 
 
-def calendar_year(v: float) -> int:
-    """The calendar year a fractional year falls in (2029.6 -> 2029), after rounding to one
-    decimal as the tables print it (2032.98 shows as 2033.0 there, so 2033 here)."""
-    return int(math.floor(round(v, 1)))
-
-
 @dataclass
 class Headline:
     scenario: str
@@ -188,11 +189,12 @@ def headline(fc: Forecast, scenario: str | None = None, prob: float = PROB) -> H
     first = rows[0]
     y, f = first["year"], first["flop"]
     p_hit = 1.0 - y["not_hit_fraction"]
+    cal = [fmt_calendar_year(y[k], fc.last_year) for k in ("median", "lower", "upper")]
     detail = (
-        f"In the {scenario} scenario the median hit year is {fmt_year(y['median'], fc.last_year)} "
-        f"({fmt_pct(prob)} credible interval {fmt_year(y['lower'], fc.last_year)} to "
-        f"{fmt_year(y['upper'], fc.last_year)}), at {fmt_flop(f['median'])} FLOP of training "
-        f"compute; {fmt_pct(p_hit)} of the draws hit it by {fc.last_year}."
+        f"In the {scenario} scenario the median draw hits it in {cal[0]} "
+        f"({fmt_pct(prob)} credible interval {cal[1]} to {cal[2]}), at "
+        f"{fmt_flop(f['median'])} FLOP of training compute; {fmt_pct(p_hit)} of the draws hit "
+        f"it by {fc.last_year}."
     )
     others = [wall_sentence(r, fc.last_year, "The frontier") for r in rows[1:]]
     return Headline(
@@ -265,13 +267,18 @@ def band_quantiles(da: xr.DataArray, probs=FAN_PROBS) -> dict[str, np.ndarray]:
     return out
 
 
+def _file_name(path: object) -> str:
+    return str(path).replace("\\", "/").rsplit("/", 1)[-1] if path else "?"
+
+
 def provenance(fc: Forecast) -> list[tuple[str, str]]:
     a = fc.attrs
     rows = [
         ("forecast id", fc.id),
         ("created", str(a.get("created", "?"))),
         ("data hash", str(a.get("data_hash", "?"))),
-        ("priors", f"{a.get('priors_name', '?')} ({a.get('priors_path', '?')})"),
+        # the prior file by name: the path it was read from belongs to the machine that ran it
+        ("priors", f"{a.get('priors_name', '?')} ({_file_name(a.get('priors_path'))})"),
         ("scenarios", ", ".join(fc.scenarios)),
         ("code version", str(a.get("code_version", "?"))),
         ("seed", str(a.get("seed", "?"))),

@@ -569,7 +569,7 @@ def calibration_chart(
                 continue
             prob, emp = c
             n = bt.row(origin)["n_held_out"]
-            # earlier origins wider and below, so identical curves (same training set) show
+            # earlier origins wider and below, so overlapping curves show
             ax.plot(
                 prob,
                 emp,
@@ -578,7 +578,7 @@ def calibration_chart(
                 ms=(5 + 2.5 * (last - i)) * scale,
                 lw=1.6 + 1.6 * (last - i),
                 zorder=2 + i,
-                label=f"origin {origin} ({n} held out)",
+                label=f"origin {bt.label(origin)} ({n} held out)",
             )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.02)
@@ -592,7 +592,7 @@ def calibration_chart(
             bins = np.linspace(0, 1, 11)
             pits = [bt.pit(o) for o in bt.origins]
             colours = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(bt.origins))]
-            labels = [f"origin {o}" for o in bt.origins]
+            labels = [f"origin {bt.label(o)}" for o in bt.origins]
             kept = [(p, c, lab) for p, c, lab in zip(pits, colours, labels, strict=True) if p.size]
             if kept:
                 ax.hist(
@@ -787,21 +787,31 @@ def comparison_chart(rows: Sequence[dict], *, scale: float = 1.0, figsize=(10, 4
                     [r["published_low"], r["published_high"]], [yi - 0.12] * 2, color=ORANGE, lw=5
                 )
             ax.plot([r["published"]], [yi - 0.12], "D", color=ORANGE, ms=10)
+            if r.get("published_also") is not None:
+                ax.plot(
+                    [r["published_also"]],
+                    [yi - 0.12],
+                    "D",
+                    mfc="white",
+                    mec=ORANGE,
+                    mew=2.5,
+                    ms=10,
+                )
         ax.set_xscale("log")
         ax.set_yticks(y, [r["label"] for r in rows])
         ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.set_xlabel("Training compute (FLOP)")
-        ax.legend(
-            [
-                Line2D([], [], color=BLUE, lw=5, marker="o", ms=10),
-                Line2D([], [], color=ORANGE, lw=5, marker="D", ms=10),
-            ],
-            ["this forecast: median and 80% interval", "published estimate (and range)"],
-            loc="lower center",
-            bbox_to_anchor=(0.5, 1.0),
-            ncol=2,
-            frameon=False,
-        )
+        handles = [
+            Line2D([], [], color=BLUE, lw=5, marker="o", ms=10),
+            Line2D([], [], color=ORANGE, lw=5, marker="D", ms=10),
+        ]
+        names = ["this forecast (median, 80% interval)", "published (range)"]
+        if any(r.get("published_also") is not None for r in rows):
+            handles.append(
+                Line2D([], [], ls="", marker="D", mfc="white", mec=ORANGE, mew=2.5, ms=10)
+            )
+            names.append("the paper's blog and simulator")
+        fig.legend(handles, names, loc="outside upper center", ncol=len(names), frameon=False)
     return fig
 
 

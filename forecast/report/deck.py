@@ -17,7 +17,7 @@ from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.util import Emu, Inches, Pt
 
-from forecast.queries.formatting import fmt_flop, fmt_year
+from forecast.queries.formatting import fmt_calendar_year, fmt_flop
 from forecast.queries.headline import (
     Forecast,
     headline,
@@ -26,6 +26,7 @@ from forecast.queries.headline import (
     wall_label,
 )
 from forecast.report import charts
+from forecast.report.bibliography import source_lines
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.drivers import (
     backtest_summary,
@@ -41,6 +42,8 @@ from forecast.report.executive import (
     executive_summary,
     has_cost,
     input_effects,
+    lead_title,
+    leading_effects,
     reader_label,
     signposts,
 )
@@ -54,11 +57,13 @@ from forecast.report.fitted_inputs import (
     provenance_rows,
 )
 from forecast.report.frontier import frontier_backtest_summary, frozen_summary
-from forecast.report.textfit import EMU_PER_PT, cell_height_pt
+from forecast.report.glossary import scenario_definitions
+from forecast.report.textfit import EMU_PER_PT, cell_height_pt, fitting_size
 
 WIDTH, HEIGHT = Inches(13.333), Inches(7.5)
 MARGIN = Inches(0.5)
 TITLE_PT, BODY_PT, LEAD_PT, TABLE_PT, NOTE_PT = 28, 20, 28, 18, 16
+TITLE_SIZES_PT = (TITLE_PT, 26, 24, 22, BODY_PT)
 NOTE_HEIGHT = Inches(0.9)
 APPENDIX_PT = 13
 FONT = "DejaVu Sans"  # shipped with matplotlib, so the fit test measures the font LibreOffice uses
@@ -68,28 +73,6 @@ DARK = RGBColor(0x1A, 0x1A, 0x1A)
 ACCENT = RGBColor(0x00, 0x72, 0xB2)  # Okabe-Ito blue, as the report's lead sentence
 GREY = RGBColor(0x55, 0x55, 0x55)
 
-# The public references the deck cites (cite keys of docs/sources.md).
-DECK_SOURCES = (
-    (
-        "erdil2024",
-        "Erdil & Schneider-Joseph, Data movement limits to frontier model training, "
-        "arXiv:2411.01137 (2024)",
-    ),
-    (
-        "sevilla2024-2030",
-        "Sevilla et al., Can AI scaling continue through 2030?, Epoch AI (2024)",
-    ),
-    ("mccandlish2018", "McCandlish et al., An empirical model of large-batch training (2018)"),
-    ("llama3-herd", "Llama Team, The Llama 3 herd of models, arXiv:2407.21783 (2024)"),
-    ("nccl-tests", "NVIDIA nccl-tests, github.com/NVIDIA/nccl-tests"),
-    (
-        "nvidia-nvlink-domain",
-        "NVIDIA, NVLink domain information (Mission Control), docs.nvidia.com",
-    ),
-    ("epoch-notable-models", "Epoch AI, Data on notable AI models, epoch.ai/data"),
-    ("hoffmann2022", "Hoffmann et al., Training compute-optimal LLMs, arXiv:2203.15556 (2022)"),
-)
-
 
 def _new(prs, title: str):
     slide = prs.slides.add_slide(prs.slide_layouts[5])  # title only
@@ -98,10 +81,12 @@ def _new(prs, title: str):
     t.text = title
     tf = t.text_frame
     tf.word_wrap = True
+    # a long action title steps down to body size rather than overflow its two lines
+    size = fitting_size(title, t.width, t.height, TITLE_SIZES_PT, bold=True)
     for p in tf.paragraphs:
         p.alignment = 1  # left
         for r in p.runs:
-            r.font.size = Pt(TITLE_PT)
+            r.font.size = Pt(size)
             r.font.name = FONT
             r.font.bold = True
             r.font.color.rgb = DARK
@@ -257,7 +242,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         record(f["scenario_earliest"], f["scenario_latest"])
     else:  # one scenario: a range from it to itself says nothing; both walls' medians do
         medians = [
-            (r["wall"], Figure(r["year"]["median"], fmt_year(r["year"]["median"], last)))
+            (r["wall"], Figure(r["year"]["median"], fmt_calendar_year(r["year"]["median"], last)))
             for r in rows
         ]
         slide = _new(
@@ -276,13 +261,10 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     effects = input_effects(fc, h.wall, top=6)
     if effects:
         e = effects[0]
-        swing = Figure(abs(e.swing), f"{abs(e.swing):.1f}")
-        slide = _new(
-            prs,
-            f"The {e.label} moves the wall most: {swing.text} years between its "
-            "10th and 90th percentile",
-        )
-        record(swing)
+        slide = _new(prs, lead_title(effects))
+        lead = leading_effects(effects)
+        shown = lead if len(lead) <= 2 else [max(lead, key=lambda x: abs(x.swing))]
+        record(*(Figure(abs(x.swing), f"{abs(x.swing):.1f}") for x in shown))
         fig = charts.tornado_chart(effects, h.wall, scale=CHART_SCALE, figsize=(12.5, 5.0))
         _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
         if e.method == "sensitivity":
@@ -329,7 +311,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             r = bt.row(origin)
             cov = Figure(r["coverage_80"], pct_or_dash(r["coverage_80"]))
             record(cov)
-            lines.append(f"origin {origin}: {cov.text} of {r['n_held_out']} held out")
+            lines.append(f"origin {bt.label(origin)}: {cov.text} of {r['n_held_out']} held out")
         fbt = frontier_backtest_summary(fc)
         if fbt is not None:
             pooled_row = fbt.row(fbt.pooled)
@@ -342,7 +324,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         lines.append(
             (
                 "Hardware trends refitted on parts released before each origin; "
-                "scored on the later ones (mean over origins in the title).",
+                "scored on the later ones (mean over distinct backtests in the title"
+                + ("; origins with the same data count once)." if bt.same_data else ")."),
                 NOTE_PT,
                 False,
                 GREY,
@@ -359,7 +342,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             title = f"Watch the {p.label}: at {sp_fig.text} the wall comes a year earlier"
         else:
             sp_fig = Figure(p.today, p.fmt(p.today))
-            title = f"Watch the {p.label}, today {sp_fig.text}"
+            title = f"Watch the {p.label}, now estimated at {sp_fig.text}"
         slide = _new(prs, title)
         record(sp_fig)
         body = [sp.cells() for sp in posts]
@@ -378,31 +361,33 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             record(
                 *(Figure(v, sp.fmt(v)) for v in (sp.today, sp.earlier, sp.later) if v is not None)
             )
-        today = "median (posterior when fitted)" if fitted_keys(fc) else "prior median"
-        note(slide, f"Today: {today}. Sources in the appendix (docs/sources.md).", Inches(0.6))
+        now = "median (posterior when fitted)" if fitted_keys(fc) else "prior median"
+        note(slide, f"Estimate now: {now}. Sources: the appendix.", Inches(0.6))
 
     # 6. comparison with published estimates
     cmp = comparison(fc)
     cf = cmp.figures
     slide = _new(
         prs,
-        f"Our data-movement wall sits at {cf['dm_wall_median'].text} FLOP today, against the "
-        "paper's ~1e28",
+        f"Our 2024 data-movement wall: {cf['dm_wall_median'].text} FLOP; against the paper's "
+        "~1e28 (abstract), 2e28 (blog)",
     )
     record(cf["dm_wall_median"])
-    fig = charts.comparison_chart(cmp.rows, scale=CHART_SCALE, figsize=(12.5, 3.6))
+    fig = charts.comparison_chart(cmp.rows, scale=CHART_SCALE, figsize=(12.5, 4.0))
     pic = _picture(slide, fig, MARGIN, top, content_w, Inches(3.3))
     years_text = (
         "is not reached by the last forecast year"
         if cf["dm_years_after_2024"].text == "never"
-        else f"comes {cf['dm_years_after_2024'].text} years after 2024 "
-        f"({cf['dm_hit_year_median'].text}, median)"
+        else f"is hit in {cf['dm_hit_year_median'].text} (median), "
+        f"{cf['dm_years_after_2024'].text} years after 2024"
     )
     _text(
         slide,
         [
-            f"[erdil2024]: utilization falls beyond ~1e28 FLOP on an H100 (3 months), reached "
-            f"in about three years; here the data-movement wall {years_text}.",
+            f"[erdil2024]: utilization falls beyond ~1e28 FLOP on an H100 (3 months; 2e28 in "
+            "[erdil2024-blog] and [epoch-simulator]), reached in about three years; here the "
+            f"data-movement wall {years_text}. Its latency wall: ~1e31 (blog: 2e31); here "
+            f"{cf['latency_wall_now_median'].text} FLOP for the 2024 accelerator (median).",
             f"[sevilla2024-2030]: latency wall in 2030 near 3e31 FLOP (3e30–1e32); here "
             f"{cf['latency_wall_median'].text} FLOP (median).",
         ],
@@ -412,14 +397,19 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         HEIGHT - (pic.top + pic.height) - Inches(0.3),
         size=18,
     )
-    record(cf["latency_wall_median"], cf["dm_years_after_2024"], cf["dm_hit_year_median"])
+    record(
+        cf["latency_wall_median"],
+        cf["latency_wall_now_median"],
+        cf["dm_years_after_2024"],
+        cf["dm_hit_year_median"],
+    )
 
     # 6b. the paper's framing: hardware frozen at the H100 (only with a frozen_hardware group)
     fz = frozen_summary(fc)
     if fz is not None:
         dm_f, dm_full = fz.frozen["data_movement"], fz.full["data_movement"]
-        frozen_year = Figure(dm_f["median"], fmt_year(dm_f["median"], last))
-        full_year = Figure(dm_full["median"], fmt_year(dm_full["median"], last))
+        frozen_year = Figure(dm_f["median"], fmt_calendar_year(dm_f["median"], last))
+        full_year = Figure(dm_full["median"], fmt_calendar_year(dm_full["median"], last))
         frozen_wall = Figure(dm_f["wall_flop"], fmt_flop(dm_f["wall_flop"]))
         slide = _new(
             prs,
@@ -430,14 +420,16 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         _text(
             slide,
             [
-                "The paper's framing [erdil2024]: today's hardware, ~1e28 FLOP, 'a barrier in "
+                "The paper's framing [erdil2024]: 2024 hardware, ~1e28 FLOP, 'a barrier in "
                 "about three years'.",
-                f"Frozen at the {fz.accelerator} (8-GPU domain, today's latencies), this "
+                f"Frozen at the {fz.accelerator} (8-GPU domain, 2024 latencies), this "
                 f"forecast's inputs put the wall at {frozen_wall.text} FLOP; the frontier run on "
                 f"its fitted trend reaches it in {frozen_year.text} "
-                f"({fmt_year(dm_f['lower'], last)}–{fmt_year(dm_f['upper'], last)}).",
+                f"({fmt_calendar_year(dm_f['lower'], last)}–"
+                f"{fmt_calendar_year(dm_f['upper'], last)}, 80%).",
                 f"The full forecast: {full_year.text} "
-                f"({fmt_year(dm_full['lower'], last)}–{fmt_year(dm_full['upper'], last)}). "
+                f"({fmt_calendar_year(dm_full['lower'], last)}–"
+                f"{fmt_calendar_year(dm_full['upper'], last)}, 80%). "
                 "Its wall moves with the hardware: 72-GPU domains from 2025 and growing, more "
                 "memory and network bandwidth per chip.",
             ],
@@ -527,19 +519,41 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             Inches(0.6),
         )
 
-    # 9. appendix: sources
+    # 8b. appendix: what each scenario assumes (only with more than the baseline)
+    defs = scenario_definitions(fc)
+    if len(defs) > 1:
+        slide = _new(prs, f"Appendix: the {len(defs)} scenarios")
+        _table(
+            slide,
+            ["Scenario", "What it assumes"],
+            [list(d) for d in defs],
+            MARGIN,
+            top,
+            content_w,
+            [2.6, 9.7],
+            size=APPENDIX_PT,
+            row_in=0.42,
+        )
+
+    # 9. appendix: sources, every one the slides cite (short form where written, else the
+    # bibliography's), so the deck stands alone
+    lines = source_lines([t for s in prs.slides for t in _slide_texts(s)])
     slide = _new(prs, "Appendix: sources")
-    _text(
-        slide,
-        [f"[{key}] {text}" for key, text in DECK_SOURCES],
-        MARGIN,
-        top,
-        content_w,
-        HEIGHT - top - Inches(0.3),
-        size=16,
-    )
+    box_h = HEIGHT - top - Inches(0.3)
+    size = fitting_size("\n".join(lines), content_w, box_h, (16, 14, APPENDIX_PT), space_after_pt=4)
+    _text(slide, lines, MARGIN, top, content_w, box_h, size=size, space_after=4)
     prs.wallcast_figures = figures
     return prs
+
+
+def _slide_texts(slide) -> list[str]:
+    out = []
+    for shape in slide.shapes:
+        if shape.has_text_frame:
+            out.append(shape.text_frame.text)
+        if shape.has_table:
+            out += [c.text for row in shape.table.rows for c in row.cells]
+    return out
 
 
 def write_deck(fc: Forecast, out_dir: str | Path, changes: Changes) -> Path:

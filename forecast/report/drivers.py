@@ -369,8 +369,25 @@ class Backtest:
     """The ``backtest`` group of a forecast, read for the report (pooled metric ``all``)."""
 
     ds: xr.Dataset
-    origins: list[int]
+    origins: list[int]  # one per distinct backtest: the first origin of each group
     pooled: str  # the pooled metric label in the group ("all")
+    same_data: dict[int, list[int]] = field(default_factory=dict)  # origin -> later twins
+
+    def label(self, origin: int) -> str:
+        """'2018', or '2018 = 2020' when later origins trained and scored on the same data."""
+        return " = ".join(str(o) for o in [origin, *self.same_data.get(origin, [])])
+
+    @property
+    def twins_note(self) -> str:
+        """One sentence naming the origins counted once, '' when every origin is distinct."""
+        pairs = [self.label(o) for o in self.origins if self.same_data.get(o)]
+        if not pairs:
+            return ""
+        return (
+            "Origins " + "; ".join(pairs) + ": no accelerator in the data was released between "
+            "them, so "
+            "they train and score on the same rows and count as one backtest."
+        )
 
     def row(self, origin: int, metric: str | None = None) -> dict[str, Any]:
         s = self.ds.sel(origin=origin, metric=metric or self.pooled)
@@ -423,7 +440,38 @@ def backtest_summary(fc: Forecast) -> Backtest | None:
         return None
     metrics = [str(m) for m in ds["metric"].values]
     pooled = "all" if "all" in metrics else metrics[-1]
-    return Backtest(ds, [int(o) for o in ds["origin"].values], pooled)
+    groups: list[list[int]] = []
+    keys: list[tuple] = []
+    for o in (int(x) for x in ds["origin"].values):
+        key = _origin_data(ds, o)
+        if key in keys:
+            groups[keys.index(key)].append(o)
+        else:
+            keys.append(key)
+            groups.append([o])
+    return Backtest(ds, [g[0] for g in groups], pooled, {g[0]: g[1:] for g in groups if g[1:]})
+
+
+def _origin_data(ds: xr.Dataset, origin: int) -> tuple:
+    """What an origin's backtest trained and scored on: training counts per metric and the
+    held-out rows (names and values). Two origins with the same are one backtest."""
+    s = ds.sel(origin=origin)
+
+    def vals(name: str) -> tuple:
+        if name not in s:
+            return ()
+        v = np.asarray(s[name].values).ravel()
+        if v.dtype.kind == "f":
+            v = np.round(v[np.isfinite(v)], 9)
+        else:
+            v = v[v != ""] if v.dtype.kind in "US" else v
+        return tuple(sorted(v.tolist()))
+
+    return (
+        tuple(np.asarray(s["n_train"].values).ravel().tolist()) if "n_train" in s else (),
+        vals("held_out_name"),
+        vals("observed"),
+    )
 
 
 def pct_or_dash(v: float | None) -> str:
@@ -455,7 +503,7 @@ def backtest_table_cells(
             r = bt.row(origin, metric)
             ls = r["log_score"]
             cells = [
-                str(origin),
+                bt.label(origin),
                 "–" if r["n_train"] is None else str(r["n_train"]),
                 "–" if r["n_held_out"] is None else str(r["n_held_out"]),
                 pct_or_dash(r["coverage_50"]),
@@ -476,6 +524,7 @@ def backtest_sentence(bt: Backtest) -> str:
         r = bt.row(origin)
         parts.append(
             f"{pct_or_dash(r['coverage_80'])} of {r['n_held_out']} held-out values "
-            f"(origin {origin})"
+            f"(origin {bt.label(origin)})"
         )
-    return "The 80% predictive intervals cover " + "; ".join(parts) + "."
+    twins = f" {bt.twins_note}" if bt.twins_note else ""
+    return "The 80% predictive intervals cover " + "; ".join(parts) + "." + twins

@@ -25,11 +25,11 @@ import numpy as np
 from forecast.priors.registry import input_label, input_unit
 from forecast.queries.answers import interval
 from forecast.queries.formatting import (
+    fmt_calendar_year,
     fmt_days,
     fmt_multiplier,
     fmt_pct,
     fmt_quantity,
-    fmt_year,
     sci,
 )
 from forecast.queries.headline import (
@@ -39,6 +39,15 @@ from forecast.queries.headline import (
     headline,
     summary_rows,
     wall_label,
+)
+from forecast.report.published import (
+    BLOG_DM_WALL_FLOP,
+    BLOG_LATENCY_WALL_FLOP,
+    PAPER_DM_WALL_FLOP,
+    PAPER_LATENCY_WALL_FLOP,
+    PAPER_YEAR,
+    REPORT_LATENCY_2030_FLOP,
+    REPORT_LATENCY_YEAR,
 )
 
 COST_YEAR = 2032  # leadership's question: the 2032 frontier run
@@ -256,6 +265,7 @@ class InputEffect:
     hit_years: np.ndarray  # (3,) hit year at each
     baseline: float  # hit year with every input at its median
     method: str  # "sensitivity" (the tornado) or "draws" (least-squares slope)
+    total_interval: tuple[float, float] | None = None  # Sobol total index, 95% interval
 
     @property
     def label(self) -> str:
@@ -280,7 +290,14 @@ def _sensitivity_effects(fc: Forecast, wall: str, top: int) -> list[InputEffect]
         p50 = float(sub["input_p50"].values[i]) if "input_p50" in sub else 0.5 * (p10 + p90)
         ys = [float(sub["tornado_low"].values[i]), base, float(sub["tornado_high"].values[i])]
         key = str(sub["input"].values[i])
-        out.append(InputEffect(key, np.array([p10, p50, p90]), np.array(ys), base, "sensitivity"))
+        interval = (
+            (float(sub["total_low"].values[i]), float(sub["total_high"].values[i]))
+            if "total_low" in sub and "total_high" in sub
+            else None
+        )
+        out.append(
+            InputEffect(key, np.array([p10, p50, p90]), np.array(ys), base, "sensitivity", interval)
+        )
     return out
 
 
@@ -316,6 +333,55 @@ def input_effects(fc: Forecast, wall: str, top: int = SIGNPOST_TOP) -> list[Inpu
     return found if found is not None else _draw_effects(fc, wall, top)
 
 
+LEAD_SWING_RATIO = 0.8
+"""A runner-up whose swing is at least this share of the leader's moves the wall as much."""
+
+
+def leading_effects(effects: list[InputEffect]) -> list[InputEffect]:
+    """The inputs that share the lead: the first, and each next one (in rank order) whose
+    swing is within ``LEAD_SWING_RATIO`` of the leader's or whose Sobol total-index interval
+    overlaps the leader's (the ranking cannot tell them apart)."""
+    if not effects:
+        return []
+    top = effects[0]
+    out = [top]
+    for e in effects[1:]:
+        close = abs(e.swing) >= LEAD_SWING_RATIO * abs(top.swing)
+        overlap = (
+            top.total_interval is not None
+            and e.total_interval is not None
+            and np.all(np.isfinite([*top.total_interval, *e.total_interval]))
+            and e.total_interval[1] >= top.total_interval[0]
+        )
+        if not (close or overlap):
+            break
+        out.append(e)
+    return out
+
+
+def lead_title(effects: list[InputEffect]) -> str:
+    """The sensitivity slide's action title: the leader alone, or the inputs tied with it
+    (swings over the 10th-90th percentile of each input, which the slide's note states)."""
+    lead = leading_effects(effects)
+    swings = [f"{abs(e.swing):.1f}" for e in lead]
+    if len(lead) == 1:
+        return (
+            f"The {lead[0].label} moves the wall most: {swings[0]} years between its "
+            "10th and 90th percentile"
+        )
+    if len(lead) == 2:
+        return (
+            f"The {lead[0].label} and the {lead[1].label} move the wall most, about equally "
+            f"({swings[0]} and {swings[1]} years)"
+        )
+    top = max(abs(e.swing) for e in lead)
+    rest = f"the {lead[2].label}" if len(lead) == 3 else f"{len(lead) - 2} more"
+    return (
+        f"The {lead[0].label}, the {lead[1].label} and {rest} move the wall "
+        f"about equally (up to {top:.1f} years)"
+    )
+
+
 FRACTION_INPUTS = ("network.collective_efficiency", "training.max_utilization")
 
 
@@ -348,7 +414,13 @@ def signposts(fc: Forecast, wall: str | None = None, top: int = SIGNPOST_TOP) ->
     return [_signpost(e) for e in input_effects(fc, wall, top)]
 
 
-SIGNPOST_HEADER = ["input", "today", "a year earlier at", "a year later at", "where to watch"]
+SIGNPOST_HEADER = [
+    "input",
+    "estimate now",
+    "a year earlier at",
+    "a year later at",
+    "where to watch",
+]
 
 
 def signpost_method(posts: list[Signpost], wall: str) -> str:
@@ -360,7 +432,7 @@ def signpost_method(posts: list[Signpost], wall: str) -> str:
         "the forecast's draws (no sensitivity group: `wallcast analyse` adds one)"
     )
     return (
-        f"Inputs that move the {wall_label(wall)} wall's hit year most; 'today': the input's "
+        f"Inputs that move the {wall_label(wall)} wall's hit year most; 'estimate now': the input's "
         f"median (the posterior median for inputs fitted to data, else the prior's); the values at which the median hit year would move a year earlier or later, "
         f"from {how}."
     )
@@ -412,13 +484,15 @@ def executive_summary(fc: Forecast, prob: float = PROB) -> Summary:
     rows.sort(key=lambda r: r["year"]["median"])
     early, late = rows[0], rows[-1]
     figs["scenario_earliest"] = Figure(
-        early["year"]["median"], fmt_year(early["year"]["median"], last)
+        early["year"]["median"], fmt_calendar_year(early["year"]["median"], last)
     )
-    figs["scenario_latest"] = Figure(late["year"]["median"], fmt_year(late["year"]["median"], last))
+    figs["scenario_latest"] = Figure(
+        late["year"]["median"], fmt_calendar_year(late["year"]["median"], last)
+    )
     if len(rows) > 1:
         sentences.append(
             f"Across the {len(rows)} scenarios the median hit year of the {wall_label(h.wall)} "
-            f"wall runs from {figs['scenario_earliest'].text} ({early['scenario']}) to "
+            f"wall falls in {figs['scenario_earliest'].text} ({early['scenario']}) to "
             f"{figs['scenario_latest'].text} ({late['scenario']})."
         )
     else:  # one scenario: a range from it to itself says nothing
@@ -438,7 +512,7 @@ def executive_summary(fc: Forecast, prob: float = PROB) -> Summary:
             move.append(f"{figs['signpost_later'].text} would push it a year later")
         figs["signpost_today"] = Figure(p.today, p.fmt(p.today))
         sentences.append(
-            f"The signpost to watch is the {p.label} ({p.key}), today "
+            f"The signpost to watch is the {p.label}, now estimated at "
             f"{figs['signpost_today'].text}: "
             + (" and ".join(move) or "no value in reach moves it a year")
             + "."
@@ -452,13 +526,7 @@ def executive_summary(fc: Forecast, prob: float = PROB) -> Summary:
 
 # ----------------------------------------------------------------------------- published estimates
 
-PAPER_DM_WALL_FLOP = (
-    1e28  # [erdil2024] abstract: utilization falls beyond ~1e28 FLOP (H100, 3 months)
-)
-PAPER_YEARS_TO_WALL = 3.0  # [erdil2024]: at the current pace of scaling, reached in about 3 years
-PAPER_YEAR = 2024
-REPORT_LATENCY_2030_FLOP = (3e30, 3e31, 1e32)  # [sevilla2024-2030] Fig. 6: 10th, median, 90th
-REPORT_LATENCY_YEAR = 2030
+# the published figures: forecast.report.published
 
 
 @dataclass
@@ -481,15 +549,27 @@ def comparison(fc: Forecast, prob: float = PROB) -> Comparison:
         "latency_wall_median": Figure(lat["median"], sci(lat["median"], 0)),
         "dm_years_after_2024": Figure(
             hit["median"] - PAPER_YEAR,
-            "never" if math.isinf(hit["median"]) else f"{hit['median'] - PAPER_YEAR:.0f}",
+            "never" if math.isinf(hit["median"]) else f"{hit['median'] - PAPER_YEAR:.1f}",
         ),
-        "dm_hit_year_median": Figure(hit["median"], fmt_year(hit["median"], fc.last_year)),
+        "dm_hit_year_median": Figure(hit["median"], fmt_calendar_year(hit["median"], fc.last_year)),
     }
+    lat_now = interval(ds["wall_flop"].sel(wall="latency", year=first_year).values, prob)
+    figs["latency_wall_now_median"] = Figure(lat_now["median"], sci(lat_now["median"], 0))
     rows = [
         {
             "label": f"data-movement wall, {first_year} accelerator",
             **{k: dm[k] for k in ("median", "lower", "upper")},
             "published": PAPER_DM_WALL_FLOP,
+            "published_also": BLOG_DM_WALL_FLOP,
+            "published_low": None,
+            "published_high": None,
+            "source": "erdil2024",
+        },
+        {
+            "label": f"latency wall, {first_year} accelerator",
+            **{k: lat_now[k] for k in ("median", "lower", "upper")},
+            "published": PAPER_LATENCY_WALL_FLOP,
+            "published_also": BLOG_LATENCY_WALL_FLOP,
             "published_low": None,
             "published_high": None,
             "source": "erdil2024",

@@ -26,10 +26,23 @@ from matplotlib.figure import Figure
 
 from forecast.queries.analyses import frozen_summary as summary
 from forecast.queries.answers import interval
-from forecast.queries.formatting import fmt_flop, fmt_interval, fmt_pct, fmt_year, sci
+from forecast.queries.formatting import (
+    fmt_calendar_year,
+    fmt_flop,
+    fmt_interval,
+    fmt_pct,
+    fmt_year,
+    sci,
+)
 from forecast.queries.headline import PROB, Forecast, wall_label
 from forecast.report import charts
 from forecast.report.drivers import backtest_settings
+from forecast.report.published import (
+    BLOG_DM_WALL_FLOP,
+    PAPER_DM_WALL_FLOP,
+    PAPER_YEAR,
+    PAPER_YEARS_TO_WALL,
+)
 
 
 @dataclass
@@ -47,10 +60,7 @@ class Block:
     figure: Figure | None = None
 
 
-FROZEN_HEADING = "The paper's framing: today's hardware, frozen"
-PAPER_DM_WALL_FLOP = 1e28  # [erdil2024] abstract: utilization falls beyond ~1e28 FLOP (H100)
-PAPER_YEARS_TO_WALL = 3.0  # [erdil2024]: "a barrier in about three years" at today's pace
-PAPER_YEAR = 2024
+FROZEN_HEADING = "The paper's framing: 2024 hardware, frozen"
 
 
 def _pct(v: float | None) -> str:
@@ -308,33 +318,35 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
     years_after = dm_f["median"] - PAPER_YEAR
     inputs = "posterior medians of the fitted laws" if _any_posterior(fz.ds) else "prior medians"
     text = (
-        f"[erdil2024] read the data-movement wall off today's hardware: utilization falls beyond "
-        f"~{sci(PAPER_DM_WALL_FLOP, 0)} FLOP on an H100 cluster (3-month run), which at the "
+        f"[erdil2024] read the data-movement wall off 2024 hardware: utilization falls beyond "
+        f"~{sci(PAPER_DM_WALL_FLOP, 0)} FLOP on an H100 cluster (3-month run; "
+        f"{sci(BLOG_DM_WALL_FLOP, 0)} in its blog [erdil2024-blog] and simulator "
+        "[epoch-simulator]), which at the "
         f"current pace is 'a barrier in about three years'. Held at the {fz.accelerator} (its "
-        f"8-GPU NVLink domain, today's latencies), with this forecast's inputs ({inputs}), the "
+        f"8-GPU NVLink domain, 2024 latencies), with this forecast's inputs ({inputs}), the "
         f"model puts that wall at {fmt_flop(dm_f['wall_flop'])} FLOP, and the frontier run on its "
-        f"fitted trend reaches it in {fmt_year(dm_f['median'], last_year)} "
+        f"fitted trend reaches it in {fmt_calendar_year(dm_f['median'], last_year)} "
     )
     if math.isfinite(years_after):
         text += f"({years_after:.1f} years after {PAPER_YEAR}; "
     else:
         text += "("
     text += (
-        f"{fmt_pct(PROB)}: {fmt_year(dm_f['lower'], last_year)} to "
-        f"{fmt_year(dm_f['upper'], last_year)})."
+        f"{fmt_pct(PROB)}: {fmt_calendar_year(dm_f['lower'], last_year)} to "
+        f"{fmt_calendar_year(dm_f['upper'], last_year)})."
     )
     if "paper_wall_hit_year" in fz.ds:
         paper = interval(fz.ds["paper_wall_hit_year"].values, PROB)
         text += (
             f" The same run reaches the paper's ~{sci(PAPER_DM_WALL_FLOP, 0)} in "
-            f"{fmt_year(paper['median'], last_year)} "
+            f"{fmt_calendar_year(paper['median'], last_year)} "
             f"({paper['median'] - PAPER_YEAR:.1f} years after {PAPER_YEAR}; the paper: about "
             f"{PAPER_YEARS_TO_WALL:.0f}): the two frozen years differ by the gap between the "
             "model's wall and the paper's."
         )
     text += (
         " The full forecast, whose hardware improves, "
-        f"hits the wall in {fmt_year(dm['median'], last_year)}"
+        f"hits the wall in {fmt_calendar_year(dm['median'], last_year)}"
     )
     if math.isfinite(gap):
         text += f", {gap:.1f} years later"
@@ -352,7 +364,7 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
             f"median, {times} times the frozen one)"
         )
     text += (
-        ". The frozen reading answers 'how long does today's hardware last'; the forecast "
+        ". The frozen reading answers 'how long does 2024 hardware last'; the forecast "
         "answers 'when does the frontier run meet the hardware it will actually train on'. "
         "Why the model's H100 wall is not exactly the paper's: docs/validation.md, sections 1 "
         "and 3."

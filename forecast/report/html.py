@@ -26,6 +26,7 @@ from forecast.queries.headline import (
     wall_label,
 )
 from forecast.report import charts
+from forecast.report.bibliography import link_cites, load_sources, reference_blocks
 from forecast.report.changes import Changes, change_sentences
 from forecast.report.drivers import (
     backtest_sentence,
@@ -53,6 +54,7 @@ from forecast.report.fitted_inputs import (
     scenario_overrides,
 )
 from forecast.report.frontier import Block, frontier_backtest_blocks, frozen_blocks
+from forecast.report.glossary import glossary_blocks
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
 from forecast.report.not_modelled import not_modelled
 
@@ -238,7 +240,7 @@ def report_blocks(
             blocks.append(Block("table", header=m_header, rows=m_body))
     add_blocks(frontier_bt)
 
-    blocks.append(Block("h2", "Walls of today's accelerators"))
+    blocks.append(Block("h2", "Walls of shipped accelerators"))
     if accelerators is not None and accelerators.rows:
         a_header, a_body = accelerator_table_cells(accelerators)
         blocks.append(
@@ -296,7 +298,7 @@ def report_blocks(
                 f"{counts['prior']} drawn from a prior with a public source, "
                 f"{counts['fixed']} fixed"
                 + (f", {counts['scenario']} set by the scenario" if counts["scenario"] else "")
-                + ". Cite keys refer to docs/sources.md.",
+                + ". Cite keys refer to the references at the end.",
             )
         )
         blocks.append(
@@ -349,6 +351,8 @@ def report_blocks(
     items, sources = not_modelled()
     blocks.append(Block("ul", items=items))
     blocks.append(Block("p", "From: " + ", ".join(sources) + "."))
+    blocks.extend(glossary_blocks(fc))
+    blocks.extend(reference_blocks(blocks))
     return blocks
 
 
@@ -479,6 +483,13 @@ def render_markdown(blocks: list[Block], files_dir: str = FILES_DIR) -> str:
             out.append("\n".join(lines))
         elif b.kind == "figure":
             out.append(f"![{b.text}]({files_dir}/{b.key}.png)\n\n*{b.text}*")
+        elif b.kind == "refs":
+            out.append(
+                "\n".join(
+                    f"- **[{k}]** {text}" + (f" <{url}>" if url else "")
+                    for k, text, url in b.rows or []
+                )
+            )
     return "\n\n".join(out) + "\n"
 
 
@@ -496,14 +507,23 @@ code { background: #f4f4f4; padding: 0 3px; }
 """
 
 
-def _inline(text: str) -> str:
-    """HTML-escape, turning `code` spans into <code>."""
+def _inline_links(text: str, anchors: dict[str, str] | None = None) -> str:
+    """HTML-escape, turning `code` spans into <code> and each cite key in ``anchors`` (key or
+    short label -> reference key) into a link to its entry in the references."""
     parts = html.escape(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+    out = "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+    return link_cites(out, anchors) if anchors else out
 
 
 def render_html(blocks: list[Block], title: str) -> str:
     body: list[str] = []
+    listed = [r[0] for b in blocks if b.kind == "refs" for r in b.rows or []]
+    _, aliases = load_sources() if listed else ({}, {})
+    anchors = {k: k for k in listed} | {a: k for a, k in aliases.items() if k in listed}
+
+    def _inline(text: str) -> str:
+        return _inline_links(text, anchors)
+
     for b in blocks:
         if b.kind == "h1":
             body.append(f"<h1>{_inline(b.text)}</h1>")
@@ -526,6 +546,18 @@ def render_html(blocks: list[Block], title: str) -> str:
             body.append(
                 f'<figure><img src="{charts.data_uri(b.png)}" alt="{html.escape(b.text)}">'
                 f"<figcaption>{_inline(b.text)}</figcaption></figure>"
+            )
+        elif b.kind == "refs":
+            body.append(
+                '<ol class="refs">'
+                + "".join(
+                    f'<li id="ref-{html.escape(k)}"><strong>[{html.escape(k)}]</strong> '
+                    f"{html.escape(text)}"
+                    + (f' <a href="{html.escape(url)}">{html.escape(url)}</a>' if url else "")
+                    + "</li>"
+                    for k, text, url in b.rows or []
+                )
+                + "</ol>"
             )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

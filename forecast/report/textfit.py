@@ -65,6 +65,30 @@ def cell_height_pt(text: str, width_pt: float, size_pt: float, bold: bool = Fals
     return lines * size_pt * LINE_HEIGHT + 2 * DEFAULT_INSET_TB / EMU_PER_PT
 
 
+def fitting_size(
+    text: str,
+    width_emu: int,
+    height_emu: int,
+    sizes_pt: tuple[float, ...],
+    bold: bool = False,
+    space_after_pt: float = 0.0,
+) -> float:
+    """The largest of ``sizes_pt`` at which ``text`` (one paragraph per line, each followed by
+    ``space_after_pt``) fits a new text frame of that size (default insets); the smallest when
+    none does."""
+    inner_w = width_emu / EMU_PER_PT - 2 * DEFAULT_INSET_LR / EMU_PER_PT
+    inner_h = height_emu / EMU_PER_PT - 2 * DEFAULT_INSET_TB / EMU_PER_PT
+    paragraphs = text.split("\n")
+    for size in sorted(sizes_pt, reverse=True):
+        need = sum(
+            wrapped_lines(p, inner_w, size, bold) * size * LINE_HEIGHT + space_after_pt
+            for p in paragraphs
+        )
+        if need <= inner_h + 0.5:
+            return size
+    return min(sizes_pt)
+
+
 def _inset(value, default) -> float:
     return float(default if value is None else value) / EMU_PER_PT
 

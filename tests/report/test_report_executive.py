@@ -70,6 +70,11 @@ def mult(x: float) -> str:
     return "infeasible" if math.isinf(x) else (f"{x:.1f}x" if x < 100 else f"{x:.1e}x")
 
 
+def cal_year(year: float) -> str:
+    """A hit year in prose: the calendar year it falls in, after the tables' one-decimal rounding."""
+    return str(math.floor(round(year, 1)))
+
+
 def sci0(x: float) -> str:
     m, e = f"{x:.0e}".split("e")
     return f"{m}e{int(e)}"
@@ -122,8 +127,7 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
     ]
     effects = draw_effects(path)
     ranked = sorted(effects.items(), key=lambda kv: -abs(kv[1][1] * (kv[1][0][2] - kv[1][0][0])))
-    key, (tq, slope) = ranked[0]
-    swing = abs(slope * (tq[2] - tq[0]))
+    key = ranked[0][0]
     signpost = set()
     for k, (tq_i, slope_i) in ranked[:4]:  # each value with its unit: its digits are allowed
         signpost |= set(NUMBER.findall(quantity(k, 10 ** tq_i[1])))
@@ -133,6 +137,7 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
             if tq_i[0] - span <= t <= tq_i[2] + span:
                 signpost |= set(NUMBER.findall(quantity(k, 10**t)))
     dm_now = q(base["wall_flop"].sel(wall="data_movement", year=2024).values, 0.5)
+    lat_now = q(base["wall_flop"].sel(wall="latency", year=2024).values, 0.5)
     lat_2030 = q(base["wall_flop"].sel(wall="latency", year=2030).values, 0.5)
     dm_med = q(dm, 0.5)
     return {
@@ -147,14 +152,19 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
             f"{np.mean(np.isinf(c)):.0%}".rstrip("%"),
             f"{days:.0f}" if days >= 10 else f"{days:.1f}",
         },
-        2: {f"{min(meds):.1f}", f"{max(meds):.1f}"},
-        3: {f"{swing:.1f}", "10", "90"},
+        2: {cal_year(min(meds)), cal_year(max(meds))},
+        # the leader's swing, and those of the inputs tied with it (named beside it)
+        3: {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]} | {"10", "90"},
         4: signpost,
         5: {
             sci0(dm_now),
+            sci0(lat_now),
             sci0(lat_2030),
-            f"{dm_med - 2024:.0f}",
-            f"{dm_med:.1f}",
+            "2e28",  # the paper's blog and simulator [erdil2024-blog]
+            "1e31",
+            "2e31",
+            f"{dm_med - 2024:.1f}",
+            cal_year(dm_med),
             "2024",
             "2030",
             "1e28",
@@ -201,6 +211,28 @@ def test_recorded_figures_equal_their_text(deck):
             assert f.text in text, (i, f)
 
 
+DECIMAL_YEAR = re.compile(r"(?<![\d.])20\d\d\.\d(?!\d)")
+
+
+def test_prose_gives_calendar_years_only(deck):
+    """Issue 25 point 1: one year convention. Slide titles, slide text boxes and the report's
+    executive summary give calendar years ('in 2029'); decimal years (2029.9) stay in tables
+    and the 'what changed' list, whose moves are tenths of a year."""
+    path, prs, report = deck
+    from forecast.queries.headline import headline, load_forecast
+
+    prose = [headline(load_forecast(path)).detail]
+    for slide in prs.slides:
+        prose.append(slide.shapes.title.text)
+        if "changed" in slide.shapes.title.text:
+            continue
+        prose += [sh.text_frame.text for sh in slide.shapes if sh.has_text_frame]
+    md = report["report_md"].read_text()
+    prose.append(md.split("## Executive summary", 1)[1].strip().split("\n\n", 1)[0])
+    for text in prose:
+        assert not DECIMAL_YEAR.search(text), text
+
+
 def test_executive_summary_is_five_sentences_with_the_datasets_numbers(deck):
     path, _, report = deck
     md = report["report_md"].read_text()
@@ -224,12 +256,17 @@ def test_executive_summary_is_five_sentences_with_the_datasets_numbers(deck):
         q(full["hit_year"].sel(scenario=s, wall="data_movement").values, 0.5)
         for s in full["scenario"].values
     ]
-    assert f"runs from {min(meds):.1f}" in sentences[3] and f"to {max(meds):.1f}" in sentences[3]
+    # one year convention: calendar years in prose (decimal years only in tables)
+    assert (
+        f"falls in {cal_year(min(meds))} (" in sentences[3]
+        and f"to {cal_year(max(meds))} (" in sentences[3]
+    )
     effects = draw_effects(path)
     key, (tq, slope) = max(
         effects.items(), key=lambda kv: abs(kv[1][1] * (kv[1][0][2] - kv[1][0][0]))
     )
-    assert f"({key}), today {quantity(key, 10 ** tq[1])}" in sentences[4]
+    assert f"now estimated at {quantity(key, 10 ** tq[1])}" in sentences[4]
+    assert f"({key})" not in sentences[4]  # a plain name, never the registry key
     assert (
         f"{quantity(key, 10 ** (tq[1] - 1 / slope))} would bring it a year earlier" in sentences[4]
     )
@@ -327,7 +364,7 @@ def test_cited_sources_are_listed_in_docs_sources(deck):
         for text in slide_texts(slide):
             cited |= set(CITE.findall(text))
     cited |= set(CITE.findall(report["report_md"].read_text()))
-    from forecast.report.deck import DECK_SOURCES
+    from forecast.report.bibliography import DECK_SOURCES
     from forecast.report.executive import WATCH
 
     for _, watch in WATCH.values():
@@ -335,6 +372,28 @@ def test_cited_sources_are_listed_in_docs_sources(deck):
     cited |= {key for key, _ in DECK_SOURCES}
     assert {"erdil2024", "sevilla2024-2030"} <= cited
     assert cited <= listed, cited - listed
+
+
+def test_the_sources_slide_lists_every_source_the_slides_cite(deck):
+    """The deck stands alone: each cite key on a slide (short labels resolved) has its line on
+    the sources slide, and the slide lists nothing uncited."""
+    from forecast.report.bibliography import load_sources
+
+    _, prs, _ = deck
+    refs, aliases = load_sources()
+    *slides, sources = list(prs.slides)
+    assert sources.shapes.title.text == "Appendix: sources"
+    cited_keys = {
+        aliases.get(k, k) for s in slides for text in slide_texts(s) for k in CITE.findall(text)
+    }
+    listed = [
+        m.group(1)
+        for text in slide_texts(sources)
+        for line in text.split("\n")
+        if (m := re.match(r"\[([a-z0-9][a-z0-9-]*)\] \S", line))
+    ]
+    assert {"erdil2024", "erdil2024-blog", "epoch-simulator"} <= cited_keys
+    assert set(listed) == cited_keys and len(listed) == len(set(listed))
 
 
 def test_deck_of_a_forecast_without_cost_variables_still_builds(tmp_path):
@@ -356,7 +415,7 @@ def test_deck_of_a_one_scenario_forecast_gives_both_walls_not_a_range(tmp_path):
     and 2029.9"."""
     from pptx import Presentation
 
-    from forecast.queries.formatting import fmt_year
+    from forecast.queries.formatting import fmt_calendar_year
     from forecast.report import write_deck_file
 
     tree = synthetic_tree(FIRST_ID, seed=5).map_over_datasets(
@@ -368,7 +427,7 @@ def test_deck_of_a_one_scenario_forecast_gives_both_walls_not_a_range(tmp_path):
     (title,) = [t for t in titles if t.startswith("Only the baseline scenario")]
     hit = xr.open_datatree(path, engine="h5netcdf")["forecast"]["hit_year"].sel(scenario="baseline")
     medians = [
-        fmt_year(float(np.median(hit.sel(wall=w).values)), 2045)
+        fmt_calendar_year(float(np.median(hit.sel(wall=w).values)), 2045)
         for w in ("data_movement", "latency")
     ]
     assert title == (
@@ -376,3 +435,109 @@ def test_deck_of_a_one_scenario_forecast_gives_both_walls_not_a_range(tmp_path):
         f"{medians[1]} (medians)"
     )
     assert not any(t.startswith("Across scenarios") for t in titles)
+
+
+def _effect(key: str, swing: float, interval: tuple[float, float] | None):
+    from forecast.report.executive import InputEffect
+
+    base = 2029.0
+    return InputEffect(
+        key,
+        np.array([1.0, 2.0, 3.0]),
+        np.array([base - swing / 2, base, base + swing / 2]),
+        base,
+        "sensitivity",
+        interval,
+    )
+
+
+def test_the_sensitivity_title_names_every_input_the_ranking_cannot_separate():
+    """Issue 25 point 4: the leader alone only when the runner-up's swing is under 80% of the
+    leader's and the Sobol total-index intervals do not overlap (0.27 [0.22, 0.33] vs
+    0.26 [0.20, 0.35] overlap: both are named)."""
+    from forecast.report.executive import lead_title, leading_effects, reader_label
+
+    batch, flops, dom = (
+        "scaling.batch_tokens_2024",
+        "hardware.flops_growth_per_year",
+        "hardware.scaleup_domain_size_growth_per_year",
+    )
+    # the issue's case: 0.9 vs 0.8 years, overlapping intervals
+    tied = [
+        _effect(batch, 0.9, (0.22, 0.33)),
+        _effect(flops, -0.8, (0.20, 0.35)),
+        _effect(dom, 0.1, (0.0, 0.02)),
+    ]
+    assert [e.key for e in leading_effects(tied)] == [batch, flops]
+    title = lead_title(tied)
+    assert reader_label(batch) in title and reader_label(flops) in title
+    assert "about equally (0.9 and 0.8 years)" in title
+    # overlapping intervals alone tie them, even with a smaller swing
+    assert (
+        len(leading_effects([_effect(batch, 0.9, (0.22, 0.33)), _effect(flops, 0.3, (0.1, 0.25))]))
+        == 2
+    )
+    # close swings alone tie them, even with separated intervals
+    assert (
+        len(leading_effects([_effect(batch, 0.9, (0.5, 0.6)), _effect(flops, 0.75, (0.1, 0.2))]))
+        == 2
+    )
+    # a clear leader: far apart on both counts
+    clear = [_effect(batch, 0.9, (0.5, 0.6)), _effect(flops, 0.3, (0.1, 0.2))]
+    assert leading_effects(clear) == clear[:1]
+    assert lead_title(clear) == (
+        f"The {reader_label(batch)} moves the wall most: 0.9 years between its 10th and 90th percentile"
+    )
+    # without intervals (the draws fallback) only the swings decide
+    assert len(leading_effects([_effect(batch, 0.9, None), _effect(flops, 0.5, None)])) == 1
+    # three tied: all named, the largest swing quoted; four: two named and a count
+    three = [
+        _effect(batch, 0.9, (0.2, 0.3)),
+        _effect(flops, 0.85, (0.2, 0.3)),
+        _effect(dom, 1.0, (0.2, 0.3)),
+    ]
+    assert lead_title(three) == (
+        f"The {reader_label(batch)}, the {reader_label(flops)} and the {reader_label(dom)} move "
+        "the wall about equally (up to 1.0 years)"
+    )
+    four = [*three, _effect("scaling.batch_exponent", 0.9, (0.2, 0.3))]
+    assert " and 2 more move the wall about equally (up to 1.0 years)" in lead_title(four)
+    assert leading_effects([]) == []
+
+
+def test_the_paper_comparison_shows_both_of_its_figures(deck):
+    """Issue 25 point 7: the abstract's ~1e28 / ~1e31 and the blog's and simulator's 2e28 / 2e31,
+    in the slide's title and text and as markers on its chart."""
+    from forecast.queries.headline import load_forecast
+    from forecast.report.executive import comparison
+
+    path, prs, _ = deck
+    slide = next(s for s in prs.slides if "against the paper's" in s.shapes.title.text)
+    title = slide.shapes.title.text
+    assert "~1e28 (abstract), 2e28 (blog)" in title
+    text = " ".join(slide_texts(slide))
+    assert "2e28 in [erdil2024-blog] and [epoch-simulator]" in text
+    assert "latency wall: ~1e31 (blog: 2e31)" in text
+    rows = comparison(load_forecast(path)).rows
+    pairs = {r["label"]: (r["published"], r.get("published_also")) for r in rows}
+    assert pairs["data-movement wall, 2024 accelerator"] == (1e28, 2e28)
+    assert pairs["latency wall, 2024 accelerator"] == (1e31, 2e31)
+    assert pairs["latency wall, 2030"] == (3e31, None)  # [sevilla2024-2030]
+
+
+def test_the_sensitivity_title_fits_with_the_longest_input_names():
+    """However the inputs tie, the title fits its box: the three longest reader labels."""
+    from pptx import Presentation
+
+    from forecast.priors.registry import PARAMETERS
+    from forecast.report import deck as deck_module
+    from forecast.report.executive import lead_title, reader_label
+    from forecast.report.textfit import overflows
+
+    longest = sorted(PARAMETERS, key=lambda k: -len(reader_label(k)))[:3]
+    prs = Presentation()
+    prs.slide_width, prs.slide_height = deck_module.WIDTH, deck_module.HEIGHT
+    for n in (1, 2, 3):
+        effects = [_effect(k, 10.0 - i, (0.2, 0.3)) for i, k in enumerate(longest[:n])]
+        deck_module._new(prs, lead_title(effects))
+    assert overflows(prs) == [], [s.shapes.title.text for s in prs.slides]

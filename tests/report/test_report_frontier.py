@@ -19,7 +19,7 @@ from forecast.analyses.backtest import backtest_dataset
 from forecast.analyses.frontier_backtest import frontier_backtest_dataset
 from forecast.analyses.frozen_hardware import frozen_dataset
 from forecast.queries.answers import interval
-from forecast.queries.formatting import fmt_flop, fmt_year
+from forecast.queries.formatting import fmt_calendar_year, fmt_flop, fmt_year
 from forecast.report.frontier import FROZEN_HEADING
 from forecast.store.publisher import add_groups, publish
 
@@ -107,8 +107,8 @@ def test_report_shows_the_frozen_hardware_beside_the_full_forecast(analysed, wri
     frozen = interval(fz["hit_year"].sel(wall="data_movement").values)
     full_i = interval(full)
     last = 2045
-    assert f"reaches it in {fmt_year(frozen['median'], last)}" in section
-    assert f"hits the wall in {fmt_year(full_i['median'], last)}" in section
+    assert f"reaches it in {fmt_calendar_year(frozen['median'], last)}" in section
+    assert f"hits the wall in {fmt_calendar_year(full_i['median'], last)}" in section
     assert f"{fmt_flop(float(fz['wall_flop'].sel(wall='data_movement')))} FLOP" in section
     assert "[erdil2024]" in section and "Why they differ" in section
     rows = md_table(section, "wall")
@@ -129,7 +129,7 @@ def test_deck_has_the_frozen_slide_and_the_frontier_coverage(analysed, written):
     fz = group(analysed, "frozen_hardware")
     frozen = interval(fz["hit_year"].sel(wall="data_movement").values)
     title = next(t for t in titles if t.startswith("Data-movement wall at frozen H100"))
-    assert fmt_year(frozen["median"], 2045) in title
+    assert fmt_calendar_year(frozen["median"], 2045) in title
     fb = group(analysed, "frontier_backtest")
     pooled = fb.sel(row="pooled")
     texts = "\n".join(

@@ -31,7 +31,7 @@ from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
 from forecast.cli import app as cli_app
-from forecast.queries.formatting import fmt_year
+from forecast.queries.formatting import fmt_calendar_year
 from forecast.service import create_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -254,7 +254,7 @@ def test_headline_is_the_reports_sentence(client, published_forecast):
         expected = headline(fc, scenario)
         assert got["sentence"] == expected.sentence and got["detail"] == expected.detail
         assert got["others"] == expected.others
-        assert fmt_year(got["year"]["median"]) in got["detail"]
+        assert f"hits it in {fmt_calendar_year(got['year']['median'])} (" in got["detail"]
 
 
 # ----------------------------------------------------------------------------- 404 and 422
