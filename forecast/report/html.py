@@ -56,6 +56,7 @@ from forecast.report.fitted_inputs import (
 from forecast.report.frontier import Block, frontier_backtest_blocks, frozen_blocks
 from forecast.report.glossary import glossary_blocks
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
+from forecast.report.method import method_blocks
 from forecast.report.not_modelled import not_modelled
 
 FILES_DIR = "report_files"
@@ -157,6 +158,7 @@ def report_blocks(
         "Distribution of the hit year of each wall, per scenario (share of draws per calendar year).",
     )
 
+    add_blocks(method_blocks(fc))
     add_blocks(frozen_blocks(fc))
     evidence_blocks(fc, blocks, figure)
 

@@ -338,6 +338,27 @@ def test_report_glossary_defines_terms_scenarios_and_inputs(report_files):
     )
 
 
+def test_report_has_a_method_page_with_its_diagram(report_files):
+    """Issue 25 point 2: one section says what the step-time model, the plan search, each
+    year's frontier and '80% of the small-scale maximum' are, with a diagram of the flow and
+    the 'why faster chips can hit the wall sooner' box, before the per-chip sections."""
+    from forecast.report.method import METHOD_HEADING
+
+    md = report_files[0]["report_md"].read_text()
+    section = md.split(f"## {METHOD_HEADING}", 1)[1].split("\n## ", 1)[0]
+    for phrase in (
+        "The step-time model and the plan search.",
+        "Each year's frontier.",
+        "80% of that maximum [epoch-simulator]",
+        "Why faster chips can hit the wall sooner.",
+        "lower efficient scale than the A100 [erdil2024]",
+    ):
+        assert phrase in section, phrase
+    assert "![The forecast's flow" in section and "report_files/method.png" in section
+    assert md.index(f"## {METHOD_HEADING}") < md.index("## Walls of shipped accelerators")
+    assert "method" in report_files[0]["figures"]  # the diagram is one of the report's figures
+
+
 def test_sources_parse_entries_labels_and_links():
     from forecast.report.bibliography import cited, parse_sources
 
