@@ -39,6 +39,7 @@ __all__ = [
     "ASSUMPTION_HEADER",
     "AssumptionRow",
     "INPUT_LABELS",
+    "assumption_count_sentence",
     "assumption_rows",
     "PROVENANCE_HEADER",
     "ProvenanceRow",
@@ -413,3 +414,18 @@ def assumption_rows(fc: Forecast) -> list[AssumptionRow]:
 
     walk("", data)
     return out
+
+
+def assumption_count_sentence(fc: Forecast, counts: dict[str, int]) -> str:
+    """How the propagated inputs relate to the priors file's assumptions (the deck's count)."""
+    rows = assumption_rows(fc)
+    fixed = sum(r.fixed for r in rows)
+    uncertain = len(rows) - fixed
+    trend = uncertain - counts["fitted"] - counts["prior"] - counts.get("scenario", 0)
+    if trend <= 0:
+        return ""
+    return (
+        f"The priors file holds {uncertain} uncertain and {fixed} fixed assumptions (the "
+        f"deck's count): the other {trend} uncertain ones are the hardware and frontier-compute "
+        "trend inputs, which enter through the fitted trends (Trend fits, above). "
+    )

@@ -48,6 +48,7 @@ from forecast.report.executive import (
 )
 from forecast.report.fitted_inputs import (
     PROVENANCE_HEADER,
+    assumption_count_sentence,
     fitted_inputs,
     provenance_counts,
     provenance_rows,
@@ -300,7 +301,9 @@ def report_blocks(
                 f"{counts['prior']} drawn from a prior with a public source, "
                 f"{counts['fixed']} fixed"
                 + (f", {counts['scenario']} set by the scenario" if counts["scenario"] else "")
-                + ". Cite keys refer to the references at the end.",
+                + ". "
+                + assumption_count_sentence(fc, counts)
+                + "Cite keys refer to the references at the end.",
             )
         )
         blocks.append(

@@ -306,6 +306,21 @@ def test_provenance_table_lists_every_input_of_the_baseline(evidence):
     prior = sum(e["kind"] == "prior" for e in prov.values())
     assert f"{fitted} fitted to data" in part and f"{prior} drawn from a prior" in part
     assert "late-walls: scaling.batch_tokens_2024." in part  # the scenario's what-if
+    # the propagated count reconciled with the deck's count of the priors file (issue 25)
+    with xr.open_datatree(path, engine="h5netcdf") as tree:
+        priors = tomllib.loads(str(tree.attrs["priors_text"]))
+    from test_report import _prior_keys
+
+    entries = dict(_prior_keys(priors))
+    fixed = sum("value" in e for e in entries.values())
+    uncertain = len(entries) - fixed
+    scen = sum(e["kind"] == "scenario" for e in prov.values())
+    assert uncertain > fitted + prior + scen  # the baseline's trend inputs
+    assert (
+        f"The priors file holds {uncertain} uncertain and {fixed} fixed assumptions (the "
+        f"deck's count): the other {uncertain - fitted - prior - scen} uncertain ones are the "
+        "hardware and frontier-compute trend inputs" in part
+    )
 
 
 def joint_sensitivity(kinds: bool = True) -> xr.Dataset:
