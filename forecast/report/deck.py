@@ -170,7 +170,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:
-    """7-11 slides, each titled with its point and that point's number from the dataset (the
+    """A title slide, then 7-11 slides, each titled with its point and that point's number from the dataset (the
     backtest and the prior-against-posterior slides only when the forecast has their data).
 
     The numbers shown are recorded on the presentation as ``prs.wallcast_figures`` (slide
@@ -191,6 +191,30 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
 
     def note(slide, text: str, height=NOTE_HEIGHT) -> None:
         _text(slide, [(text, NOTE_PT, False, GREY)], MARGIN, HEIGHT - height, content_w, height)
+
+    # 0. title: what, when, which forecast and data, and the answer up front
+    a = fc.attrs
+    created = str(a.get("created", ""))[:10] or "date not recorded"
+    slide = _new(
+        prs, f"Frontier AI training against the data-movement and latency walls: {created}"
+    )
+    _text(
+        slide,
+        [
+            (h.sentence, LEAD_PT, True, ACCENT),
+            f"Forecast {fc.id}, created {created} by wallcast {a.get('code_version', '?')} "
+            "(an automated probabilistic forecast).",
+            f"Data: {a.get('hardware_rows', '?')} accelerators and {a.get('frontier_rows', '?')} "
+            f"frontier training runs (data hash {str(a.get('data_hash', '?'))[:12]}); walls of "
+            f"{regime_phrase(fc.regime)}.",
+            "Every number is a median or an 80% interval over the forecast's draws; sources in "
+            "the appendix.",
+        ],
+        MARGIN,
+        Inches(1.9),
+        content_w,
+        HEIGHT - Inches(2.4),
+    )
 
     # 1. the answer, with the fan chart
     lo, hi = f["hit_year_lower"].text, f["hit_year_upper"].text

@@ -436,12 +436,19 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     path = write_deck_file(second, tmp_path)
     prs = Presentation(str(path))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 8 <= len(titles) <= 12, titles
+    assert 9 <= len(titles) <= 13, titles  # a title slide, 8-9 main, 3-4 appendix
     v = draws(second, "hit_year", "baseline", "data_movement")
     med, lo, hi = (math.floor(round(float(np.quantile(v, q)), 1)) for q in (0.5, 0.1, 0.9))
-    assert titles[0] == f"Frontier training hits the data-movement wall around {med} ({lo}–{hi})"
-    assert titles[1].startswith("Data movement makes each FLOP of the 2032 frontier run cost")
-    assert titles[2].startswith("Across scenarios the data-movement wall arrives between")
+    # the title slide: what, when, which forecast and data, and the answer up front
+    assert titles[0].startswith(
+        "Frontier AI training against the data-movement and latency walls: "
+    )
+    first_text = " ".join(sh.text_frame.text for sh in prs.slides[0].shapes if sh.has_text_frame)
+    assert SECOND_ID in first_text and "hash-26" in first_text
+    assert f"wall in {med} (80%: {lo}–{hi})" in first_text
+    assert titles[1] == f"Frontier training hits the data-movement wall around {med} ({lo}–{hi})"
+    assert titles[2].startswith("Data movement makes each FLOP of the 2032 frontier run cost")
+    assert titles[3].startswith("Across scenarios the data-movement wall arrives between")
     assert titles[-1] == "Appendix: sources"
     # the assumptions appendix: a table of every input of the priors file under its plain name,
     # counting what is uncertain apart from what is fixed, as its rows show them
@@ -487,11 +494,11 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     assert days.endswith("days)") or days.startswith("fixed at ") and days.endswith(" days")
     for title in titles[:-1]:  # action titles: a sentence with its number
         assert re.search(r"\d", title) or title.startswith("This is the first forecast"), title
-    assert any(s.shape_type == 13 for s in prs.slides[0].shapes)  # the fan chart picture
-    first = " ".join(sh.text_frame.text for sh in prs.slides[0].shapes if sh.has_text_frame)
+    assert any(s.shape_type == 13 for s in prs.slides[1].shapes)  # the fan chart picture
+    first = " ".join(sh.text_frame.text for sh in prs.slides[1].shapes if sh.has_text_frame)
     assert f"walls of {REGIME_PHRASES['paper']};" in first  # which plans, said once
-    assert any(s.shape_type == 13 for s in prs.slides[2].shapes)  # dot-and-interval, no table
-    assert not any(s.has_table for s in prs.slides[2].shapes)
+    assert any(s.shape_type == 13 for s in prs.slides[3].shapes)  # dot-and-interval, no table
+    assert not any(s.has_table for s in prs.slides[3].shapes)
 
     for i, slide in enumerate(prs.slides):
         for shape in slide.shapes:
@@ -654,8 +661,8 @@ def test_report_and_deck_commands_on_a_real_forecast(real_forecast, tmp_path):
     assert "This is the first forecast" in md
     assert "H100" in (tmp_path / "report.html").read_text()
     prs = Presentation(str(real_forecast.parent / "deck.pptx"))
-    assert prs.slides[0].shapes.title.text.startswith("Frontier training hits the")
-    assert prs.slides[1].shapes.title.text.startswith("Data movement makes each FLOP")
+    assert prs.slides[1].shapes.title.text.startswith("Frontier training hits the")
+    assert prs.slides[2].shapes.title.text.startswith("Data movement makes each FLOP")
 
 
 # ----------------------------------------------------------------------------- structure

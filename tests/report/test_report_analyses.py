@@ -243,7 +243,7 @@ def test_deck_tornado_from_sobol_and_backtest_slide(analysed, written):
     bt = group(analysed, "backtest")
     prs = Presentation(str(written["deck"]))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 8 <= len(titles) <= 12, titles
+    assert 9 <= len(titles) <= 13, titles
     i = next(k for k, t in enumerate(titles) if "the wall most" in t)
     drivers = slide_text(prs.slides[i])
     assert "from the sensitivity analysis" in drivers

@@ -141,8 +141,8 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
     lat_2030 = q(base["wall_flop"].sel(wall="latency", year=2030).values, 0.5)
     dm_med = q(dm, 0.5)
     return {
-        0: set(cal) | {"80", "50", "95"},
-        1: {
+        1: set(cal) | {"80", "50", "95"},
+        2: {
             mult(q(c, 0.5)).rstrip("x"),
             mult(q(c, 0.1)).rstrip("x"),
             mult(q(c, 0.9)).rstrip("x"),
@@ -152,11 +152,11 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
             f"{np.mean(np.isinf(c)):.0%}".rstrip("%"),
             f"{days:.0f}" if days >= 10 else f"{days:.1f}",
         },
-        2: {cal_year(min(meds)), cal_year(max(meds))},
+        3: {cal_year(min(meds)), cal_year(max(meds))},
         # the leader's swing, and those of the inputs tied with it (named beside it)
-        3: {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]} | {"10", "90"},
-        4: signpost,
-        5: {
+        4: {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]} | {"10", "90"},
+        5: signpost,
+        6: {
             sci0(dm_now),
             sci0(lat_now),
             sci0(lat_2030),
@@ -191,8 +191,8 @@ def test_every_number_on_the_main_slides_equals_the_datasets(deck):
         assert not stray, (i, slides[i].shapes.title.text, stray, allowed)
         assert found, i  # every main slide states numbers
     assert (
-        top_input in " ".join(slide_texts(slides[3]))
-        or "critical batch" in slides[3].shapes.title.text
+        top_input in " ".join(slide_texts(slides[4]))
+        or "critical batch" in slides[4].shapes.title.text
     )
 
 
@@ -320,7 +320,7 @@ def test_signposts_give_every_value_with_its_unit(deck):
         assert p.cells()[1:4] == cells, (p.key, p.cells())
         # a value with a unit says it (a bare exponent has none)
         assert p.unit == "1" or re.search(r"[A-Za-zµ%]", cells[0].replace("e", "")), cells
-    table = next(sh.table for sh in prs.slides[4].shapes if sh.has_table)
+    table = next(sh.table for sh in prs.slides[5].shapes if sh.has_table)
     shown = [[c.text for c in row.cells] for row in list(table.rows)[1:]]
     assert shown == [p.cells() for p in posts]
 
@@ -405,7 +405,7 @@ def test_deck_of_a_forecast_without_cost_variables_still_builds(tmp_path):
     path = publish(synthetic_tree(FIRST_ID, seed=4, cost=False), tmp_path / "o", FIRST_ID)
     prs = Presentation(str(write_deck_file(path / "forecast.nc", tmp_path / "d")))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 7 <= len(titles) <= 10 and not any("cost" in t for t in titles)
+    assert 8 <= len(titles) <= 12 and not any("cost" in t for t in titles)
     assert not any("first forecast" in t for t in titles)  # no empty "what changed" slide
     assert overflows(prs) == []
 

@@ -472,7 +472,7 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     titles = [s.shapes.title.text for s in prs.slides]
     main = [t for t in titles if not t.startswith("Appendix: ")]
     # the appendix: assumptions (1-2 slides), the scenarios, the sources
-    assert 8 <= len(main) <= 9 and 3 <= len(titles) - len(main) <= 4, titles
+    assert 9 <= len(main) <= 10 and 3 <= len(titles) - len(main) <= 4, titles  # title slide
     assert titles[: len(main)] == main  # the appendix comes last
     assert overflows(prs) == []
     i = next(k for k, t in enumerate(titles) if t.startswith("Fitted to data"))
