@@ -365,9 +365,7 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
         )
     text += (
         ". The frozen reading answers 'how long does 2024 hardware last'; the forecast "
-        "answers 'when does the frontier run meet the hardware it will actually train on'. "
-        "Why the model's H100 wall is not exactly the paper's: docs/validation.md, sections 1 "
-        "and 3."
+        "answers 'when does the frontier run meet the hardware it will actually train on'."
     )
     return text
 

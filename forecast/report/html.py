@@ -375,8 +375,9 @@ def evidence_blocks(fc: Forecast, blocks: list[Block], figure) -> None:
     blocks.append(
         Block(
             "p",
-            "The joint model fits the scaling and system inputs to the published data of "
-            "docs/evidence.md together with the hardware and frontier-compute trends; the walls "
+            "The joint model fits the scaling and system inputs to published data (model shapes "
+            "and batch sizes, reported utilization, scale-up domains) together with the hardware "
+            "and frontier-compute trends; the walls "
             "are computed from its posterior draws. Per input, its prior and its posterior "
             f"(median and {fmt_pct(PROB)} interval):",
         )

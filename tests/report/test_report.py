@@ -314,6 +314,7 @@ def test_report_lists_every_source_it_cites_with_its_link(report_files):
     for target in re.findall(r'href="#ref-([^"]+)"', page):
         assert f'id="ref-{target}"' in page
     assert "docs/sources.md" not in md
+    assert "docs/evidence.md" not in md and "docs/validation.md, sections" not in md
     # nor to a path on the machine that ran it (the prior file by name)
     assert "/srv/wallcast" not in md and "| priors | baseline (baseline.toml) |" in md
 
