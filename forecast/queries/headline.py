@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -267,10 +267,6 @@ def band_quantiles(da: xr.DataArray, probs=FAN_PROBS) -> dict[str, np.ndarray]:
     return out
 
 
-def _file_name(path: object) -> str:
-    return str(path).replace("\\", "/").rsplit("/", 1)[-1] if path else "?"
-
-
 def provenance(fc: Forecast) -> list[tuple[str, str]]:
     a = fc.attrs
     rows = [
@@ -278,7 +274,10 @@ def provenance(fc: Forecast) -> list[tuple[str, str]]:
         ("created", str(a.get("created", "?"))),
         ("data hash", str(a.get("data_hash", "?"))),
         # the prior file by name: the path it was read from belongs to the machine that ran it
-        ("priors", f"{a.get('priors_name', '?')} ({_file_name(a.get('priors_path'))})"),
+        (
+            "priors",
+            f"{a.get('priors_name', '?')} ({PurePath(str(a['priors_path'])).name if a.get('priors_path') else '?'})",
+        ),
         ("scenarios", ", ".join(fc.scenarios)),
         ("code version", str(a.get("code_version", "?"))),
         ("seed", str(a.get("seed", "?"))),

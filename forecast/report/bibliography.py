@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from forecast.config.paths import DOCS_DIR
@@ -67,8 +68,10 @@ def parse_sources(markdown: str) -> tuple[dict[str, Reference], dict[str, str]]:
     return refs, aliases
 
 
+@lru_cache(maxsize=4)
 def load_sources(path: Path = SOURCES_FILE) -> tuple[dict[str, Reference], dict[str, str]]:
-    """:func:`parse_sources` of the repository's ``docs/sources.md`` (empty when absent)."""
+    """:func:`parse_sources` of the repository's ``docs/sources.md`` (empty when absent); read
+    once per process (the report and the deck both ask). Callers must not mutate the dicts."""
     if not path.is_file():
         return {}, {}
     return parse_sources(path.read_text(encoding="utf-8"))

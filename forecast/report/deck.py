@@ -561,7 +561,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
 
     # 9. appendix: sources, every one the slides cite (short form where written, else the
     # bibliography's), so the deck stands alone
-    lines = source_lines([t for s in prs.slides for t in _slide_texts(s)])
+    lines = source_lines([t for s in prs.slides for t in slide_texts(s)])
     slide = _new(prs, "Appendix: sources")
     box_h = HEIGHT - top - Inches(0.3)
     size = fitting_size("\n".join(lines), content_w, box_h, (16, 14, APPENDIX_PT), space_after_pt=4)
@@ -570,7 +570,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     return prs
 
 
-def _slide_texts(slide) -> list[str]:
+def slide_texts(slide) -> list[str]:
+    """The text of every text frame and table cell of a slide, in shape order."""
     out = []
     for shape in slide.shapes:
         if shape.has_text_frame:

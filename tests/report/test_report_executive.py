@@ -57,13 +57,9 @@ def q(values, p: float) -> float:
 
 
 def slide_texts(slide) -> list[str]:
-    out = []
-    for shape in slide.shapes:
-        if shape.has_text_frame:
-            out.append(shape.text_frame.text)
-        if shape.has_table:
-            out += [c.text for row in shape.table.rows for c in row.cells]
-    return out
+    from forecast.report.deck import slide_texts as texts
+
+    return texts(slide)
 
 
 def mult(x: float) -> str:

@@ -157,13 +157,9 @@ def section(md: str, heading: str) -> str:
 
 
 def slide_text(slide) -> str:
-    out = []
-    for shape in slide.shapes:
-        if shape.has_text_frame:
-            out.append(shape.text_frame.text)
-        if shape.has_table:
-            out += [c.text for row in shape.table.rows for c in row.cells]
-    return "\n".join(out)
+    from forecast.report.deck import slide_texts
+
+    return "\n".join(slide_texts(slide))
 
 
 # ----------------------------------------------------------------------------- formatting
