@@ -77,7 +77,7 @@ run: $(STAMP)
 	$(VENV)/bin/wallcast analyse
 
 test: $(STAMP)
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q --durations=30  # the slowest tests, for the suite-time budget (BENCHMARKS.md)
 
 # The machine-sensitive tests (NUTS fits, the convergence gate, the stored references, every
 # shipped priors file) again with XLA compiling for the instruction set below this CPU's: the

@@ -64,10 +64,15 @@ def fmt_log10_flop(log10_flop: float, grid: tuple[float, float]) -> str:
 
 
 def fmt_multiplier(x: float) -> str:
-    """A cost multiplier: '1.3x', '2.5e3x'; +inf (no plan finishes in time) as 'infeasible'."""
+    """A cost multiplier to two significant figures: '1.3x', '83x', '2,500x', '1.2e5x'; +inf (no
+    plan finishes in time) as 'infeasible'. More digits would claim a precision the draws lack."""
     if math.isinf(x):
         return "infeasible"
-    return f"{sci(x, 1)}x" if x >= 100 else f"{x:.1f}x"
+    if x < 9.95:
+        return f"{x:.1f}x"
+    if x < 9950:
+        return f"{float(f'{x:.2g}'):,.0f}x"
+    return f"{sci(x, 1)}x"
 
 
 def fmt_days(x: float) -> str:

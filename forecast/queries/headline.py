@@ -28,7 +28,6 @@ from forecast.queries.formatting import (
     fmt_flop,
     fmt_pct,
     fmt_year,
-    sci,
 )
 
 if TYPE_CHECKING:  # annotations only: reading answers does not import xarray
@@ -153,6 +152,13 @@ treatment of uncertainties uses them [ipcc-uncertainty] (each word here names th
 band, so 'likely' means 66-90 %, not 'very likely')."""
 
 
+def prose_flop(x: float) -> str:
+    """A hit FLOP in a sentence, to one significant figure ('6e29'): its 80 % interval spans
+    about an order of magnitude, so the headline and its detail say the same rounded number
+    (tables keep two figures)."""
+    return fmt_flop(x, 0)
+
+
 def likelihood_word(p: float) -> str:
     """The calibrated word for a probability ``p`` (:data:`LIKELIHOOD_WORDS`)."""
     for word, low, _ in LIKELIHOOD_WORDS:
@@ -177,7 +183,7 @@ def wall_sentence(row: dict, last_year: int, subject: str = "Frontier training")
     hi = f"after {last_year}" if math.isinf(y["upper"]) else str(calendar_year(y["upper"]))
     return (
         f"{subject} hits the {label} wall in {calendar_year(y['median'])} ({pct}: {lo}–{hi}) "
-        f"at about {sci(f['median'], 0)} FLOP; a hit by {last_year} is {odds}."
+        f"at about {prose_flop(f['median'])} FLOP; a hit by {last_year} is {odds}."
     )
 
 
@@ -192,8 +198,8 @@ def headline(fc: Forecast, scenario: str | None = None, prob: float = PROB) -> H
     cal = [fmt_calendar_year(y[k], fc.last_year) for k in ("median", "lower", "upper")]
     detail = (
         f"In the {scenario} scenario the median draw hits it in {cal[0]} "
-        f"({fmt_pct(prob)} credible interval {cal[1]} to {cal[2]}), at "
-        f"{fmt_flop(f['median'])} FLOP of training compute; {fmt_pct(p_hit)} of the draws hit "
+        f"({fmt_pct(prob)} credible interval {cal[1]} to {cal[2]}), at about "
+        f"{prose_flop(f['median'])} FLOP of training compute; {fmt_pct(p_hit)} of the draws hit "
         f"it by {fc.last_year}."
     )
     others = [wall_sentence(r, fc.last_year, "The frontier") for r in rows[1:]]
@@ -273,11 +279,9 @@ def provenance(fc: Forecast) -> list[tuple[str, str]]:
         ("forecast id", fc.id),
         ("created", str(a.get("created", "?"))),
         ("data hash", str(a.get("data_hash", "?"))),
-        # the prior file by name: the path it was read from belongs to the machine that ran it
-        (
-            "priors",
-            f"{a.get('priors_name', '?')} ({PurePath(str(a['priors_path'])).name if a.get('priors_path') else '?'})",
-        ),
+        # the priors by name (and the file's stem where it differs): the path it was read from
+        # belongs to the machine that ran it
+        ("priors", _priors_name(a)),
         ("scenarios", ", ".join(fc.scenarios)),
         ("code version", str(a.get("code_version", "?"))),
         ("seed", str(a.get("seed", "?"))),
@@ -292,6 +296,12 @@ def provenance(fc: Forecast) -> list[tuple[str, str]]:
         ),
     ]
     return rows
+
+
+def _priors_name(attrs) -> str:
+    name = str(attrs.get("priors_name", "?"))
+    stem = PurePath(str(attrs["priors_path"])).stem if attrs.get("priors_path") else name
+    return name if stem == name else f"{name} (file {stem})"
 
 
 def assumptions(priors_text: str) -> list[dict[str, str]]:

@@ -28,9 +28,10 @@ from scipy.stats import gaussian_kde
 from forecast.analyses.accelerator_walls import wall_log10_flop
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.priors.registry import PARAMETERS, input_label
-from forecast.queries.formatting import fmt_count
+from forecast.queries.answers import interval
+from forecast.queries.formatting import fmt_calendar_year, fmt_count, fmt_multiplier
 from forecast.queries.headline import Forecast, band_quantiles, wall_label
-from forecast.report.drivers import Backtest, SobolDrivers
+from forecast.report.drivers import METRIC_LABELS, Backtest, SobolDrivers
 from forecast.report.fitted_inputs import AXIS_LABELS
 
 # Okabe & Ito (2008) colour-blind-safe palette, most distinct colours first.
@@ -45,18 +46,21 @@ OKABE_ITO = (
     "#F0E442",  # yellow
 )
 BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY, BLACK, YELLOW = OKABE_ITO
+COLOUR_NAMES = {
+    BLUE: "blue",
+    VERMILLION: "vermillion",
+    GREEN: "green",
+    ORANGE: "amber",  # Okabe-Ito's "orange" reads as amber beside vermillion
+    PURPLE: "purple",
+    SKY: "sky blue",
+    BLACK: "black",
+    YELLOW: "yellow",
+}
+"""The word a caption uses for each palette colour (one name per colour, as a reader sees it)."""
 FRONTIER_COLOUR = BLUE
 WALL_COLOURS = {"data_movement": VERMILLION, "latency": GREEN}
 WALL_STYLES = {"data_movement": "--", "latency": ":"}
 TREND_END_YEAR = 2035  # the trend panels show the data; the fan chart shows the projection
-
-METRIC_LABELS = {
-    "flops": ("Peak dense 16-bit compute", "FLOP/s"),
-    "hbm_bandwidth": ("HBM bandwidth", "bytes/s"),
-    "hbm_capacity": ("HBM capacity", "bytes"),
-    "scaleup_bandwidth": ("Scale-up bandwidth", "bytes/s per direction"),
-    "scaleout_bandwidth": ("Scale-out bandwidth", "bytes/s per direction"),
-}
 
 
 def wall_colour(wall: str, i: int = 0) -> str:
@@ -144,6 +148,40 @@ def fan_chart(
             )
         ax.plot(years, q["median"], color=FRONTIER_COLOUR, lw=2.5)
         wall_hi = max(wall_tops) if wall_tops else np.inf
+        # where the frontier run meets each wall: the median hit year at the median hit FLOP,
+        # with the hit year's 80% interval (the headline's numbers, not the bands' crossing)
+        for i, wall in enumerate(fc.walls):
+            hy = interval(ds["hit_year"].sel(wall=wall).values)
+            hf = interval(ds["hit_flop"].sel(wall=wall).values) if "hit_flop" in ds else None
+            if hf is None or not (math.isfinite(hy["median"]) and math.isfinite(hf["median"])):
+                continue
+            lo = hy["lower"] if math.isfinite(hy["lower"]) else hy["median"]
+            hi = hy["upper"] if math.isfinite(hy["upper"]) else years[-1]
+            colour = wall_colour(wall, i)
+            ax.errorbar(
+                [hy["median"]],
+                [hf["median"]],
+                xerr=[[hy["median"] - lo], [hi - hy["median"]]],
+                fmt="o",
+                ms=9,
+                color=colour,
+                mec="black",
+                ecolor="black",
+                elinewidth=1.6,
+                capsize=5,
+                zorder=5,
+            )
+            span = f"{fmt_calendar_year(lo)}–{fmt_calendar_year(hi, int(years[-1]))}"
+            ax.annotate(
+                f"hits the {wall_label(wall)} wall: {fmt_calendar_year(hy['median'])} ({span})",
+                (hy["median"], hf["median"]),
+                xytext=(12, -18),
+                textcoords="offset points",
+                fontsize="small",
+                fontweight="bold",
+                bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none", "pad": 1.5},
+                zorder=6,
+            )
         handles.insert(
             0,
             (
@@ -174,74 +212,73 @@ def fan_chart(
 
 
 def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
-    """Distribution of the hit year, one panel per wall, one colour per scenario.
+    """Distribution of the hit year, one panel per wall and one row per scenario (a ridgeline).
 
-    With more than three scenarios the legend goes below the panels (it would hide the
-    histograms) and each panel lists only the scenarios with draws not hit by the last year.
+    Each row is that scenario's histogram of the hit year (share of its draws per calendar
+    year, all rows on one height scale so rows compare), a tick at its median and, at the
+    right, the share of draws not hit by the last year. One row per scenario keeps eight
+    scenarios readable where overlaid outlines were not.
     """
-    walls = fc.walls
+    walls, scenarios = fc.walls, list(fc.scenarios)
     years = fc.forecast["year"].values.astype(float)
-    many = len(fc.scenarios) > 3
-    figsize = figsize or (4.8 * len(walls) + 0.5, 5.4 if many else 4.6)
+    last = int(years[-1])
+    bins = _year_bins(years, years)
+    shares: dict[tuple[str, str], tuple[np.ndarray, float, float]] = {}
+    for wall in walls:
+        for scenario in scenarios:
+            v = fc.forecast["hit_year"].sel(wall=wall, scenario=scenario).values.ravel()
+            finite = v[np.isfinite(v)]
+            share, _ = np.histogram(finite, bins=bins)
+            share = share / max(v.size, 1)
+            not_hit = 1.0 - finite.size / max(v.size, 1)
+            median = float(np.quantile(v, 0.5)) if v.size else math.inf
+            shares[(wall, scenario)] = (share, not_hit, median)
+    peak = max((float(s.max()) for s, *_ in shares.values() if s.size), default=1.0) or 1.0
+    height = 0.85 / peak  # the tallest bar of any row fills 85% of its row
+    rows = len(scenarios)
+    figsize = figsize or (4.9 * len(walls) + 1.6, max(3.2, 1.4 + 0.55 * rows))
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
         axes = fig.subplots(1, len(walls), sharey=True, squeeze=False)[0]
-        bins = _year_bins(years, years)
         for ax, wall in zip(axes, walls, strict=True):
-            missing = []
-            for i, scenario in enumerate(fc.scenarios):
-                v = fc.forecast["hit_year"].sel(wall=wall, scenario=scenario).values.ravel()
-                finite = v[np.isfinite(v)]
-                not_hit = 1.0 - finite.size / max(v.size, 1)
-                if not_hit > 0:
-                    missing.append(
-                        f"{scenario} {not_hit:.0%}" if not_hit >= 0.01 else f"{scenario} <1%"
-                    )
-                colour = OKABE_ITO[i % len(OKABE_ITO)]
-                weights = np.full(finite.size, 1.0 / max(v.size, 1))
-                label = (
-                    scenario if many else f"{scenario} (not hit by {int(years[-1])}: {not_hit:.0%})"
+            colour = wall_colour(wall, walls.index(wall))
+            for r, scenario in enumerate(scenarios):
+                share, not_hit, median = shares[(wall, scenario)]
+                base = rows - 1 - r
+                ax.stairs(
+                    base + share * height, bins, baseline=base, fill=True, color=colour, alpha=0.45
                 )
-                ax.hist(
-                    finite,
-                    bins=bins,
-                    weights=weights,
-                    histtype="stepfilled" if len(fc.scenarios) == 1 else "step",
-                    lw=2,
-                    color=colour,
-                    alpha=0.55 if len(fc.scenarios) == 1 else 1.0,
-                    label=label,
+                ax.stairs(base + share * height, bins, baseline=base, color=colour, lw=1.2)
+                if math.isfinite(median):
+                    ax.plot([median, median], [base, base + 0.9], color="0.15", lw=1.8)
+                note = "<1%" if 0 < not_hit < 0.01 else f"{not_hit:.0%}"
+                ax.text(
+                    years[-1] - 0.3, base + 0.45, note, ha="right", va="center", fontsize="small"
                 )
-                if finite.size and not_hit < 0.5:
-                    ax.axvline(np.quantile(v, 0.5), color=colour, lw=1.5, ls="--")
             ax.set_title(f"{wall_label(wall)} wall")
             _integer_years(ax)
             ax.set_xlabel("Year the wall is hit (calendar year)")
             ax.set_xlim(years[0], years[-1])
-            if many:
-                note = ", ".join(missing) if missing else "none"
-                ax.text(
-                    0.98,
-                    0.97,
-                    f"not hit by {int(years[-1])}: {note}",
-                    transform=ax.transAxes,
-                    ha="right",
-                    va="top",
-                    fontsize="small",
-                    bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none"},
-                )
-            else:
-                ax.legend(loc="upper right", framealpha=0.9)
-        axes[0].set_ylabel("Share of draws per year (fraction)")
-        for ax in axes[1:]:
-            ax.set_ylabel("Share of draws per year (fraction)")
-            ax.yaxis.label.set_visible(False)
-        if many:
-            handles, labels = axes[0].get_legend_handles_labels()
-            fig.legend(
-                handles, labels, loc="outside lower center", ncol=min(4, len(labels)), frameon=False
+            ax.set_ylim(-0.15, rows)
+            ax.text(
+                years[-1] - 0.3,
+                rows - 0.05,
+                f"not hit by {last}",
+                ha="right",
+                va="top",
+                fontsize="small",
+                fontstyle="italic",
             )
-        fig.suptitle("When each wall is hit (dashed: median)")
+        axes[0].set_yticks(np.arange(rows) + 0.3, scenarios[::-1])
+        for ax in axes:
+            ax.tick_params(axis="y", length=0)
+            ax.grid(axis="y", visible=False)
+            ax.set_ylabel("Scenario (share of draws per year)")
+        for ax in axes[1:]:
+            ax.yaxis.label.set_visible(False)
+        fig.suptitle(
+            "When each wall is hit, per scenario (bars: share of draws per year; tick: median)"
+        )
     return fig
 
 
@@ -647,6 +684,7 @@ def scenario_chart(
                 )
         ax.set_yticks(np.arange(len(scenarios)), scenarios)
         ax.set_ylim(-0.6, len(scenarios) - 0.4)
+        ax.invert_yaxis()  # the first scenario (the baseline) on top, as in the other charts
         _integer_years(ax)
         ax.set_xlabel(
             f"Hit year (calendar year; dot: median, bar: 80% interval, ▶: not by {last_year})"
@@ -664,67 +702,92 @@ COST_CAP = 100.0  # the multiplier chart's top; above it (and infeasible runs) d
 
 def cost_chart(
     fc: Forecast,
-    scenarios: Sequence[str] | None = None,
+    scenario: str | None = None,
     *,
     scale: float = 1.0,
-    figsize=None,
-    ncols: int = 4,
+    figsize=(9.5, 4.6),
 ) -> Figure:
-    """Fan chart of the cost multiplier of the frontier run by year, one panel per scenario.
-
-    Median and 50/80 % bands over the draws; bands above ``COST_CAP`` (or infinite: the run is
-    past the latency wall) are clipped to the cap, and the grey line (right axis) is the share
-    of draws in which the run is infeasible.
+    """Fan chart of the cost multiplier of one scenario's frontier run (default: the first) by
+    year: median and 50/80 % bands over the draws, clipped at ``COST_CAP`` (an infinite
+    multiplier: the run is past the latency wall), and the share of draws in which the run is
+    infeasible on the right axis. The scenarios side by side: :func:`cost_scenarios_chart`.
     """
-    scenarios = list(fc.scenarios if scenarios is None else scenarios)
-    ncols = min(ncols, len(scenarios))
-    nrows = math.ceil(len(scenarios) / ncols)
-    figsize = figsize or (3.4 * ncols + 0.8, 2.9 * nrows + 0.6)
+    scenario = fc.scenarios[0] if scenario is None else scenario
     years = fc.forecast["year"].values.astype(float)
     with _style(scale):
         fig = Figure(figsize=figsize, layout="constrained")
-        axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False).ravel()
-        for ax, scenario in zip(axes, scenarios, strict=False):
-            da = fc.forecast["cost_multiplier"].sel(scenario=scenario)
-            q = band_quantiles(da, probs=(0.5, 0.8))
-            cap = {k: np.minimum(v, COST_CAP) for k, v in q.items()}
-            for p, alpha in (("80", 0.2), ("50", 0.4)):
-                ax.fill_between(
-                    years, cap[f"lo{p}"], cap[f"hi{p}"], color=VERMILLION, alpha=alpha, lw=0
-                )
-            med = np.where(np.isfinite(q["median"]), q["median"], np.nan)
-            ax.plot(years, np.minimum(med, COST_CAP), color=VERMILLION, lw=2)
-            infeasible = np.isinf(da).mean(("chain", "draw")).values
-            twin = ax.twinx()
-            twin.plot(years, infeasible, color=BLACK, lw=1.2, alpha=0.6, ls="--")
-            twin.set_ylim(0, 1)
-            twin.set_yticks([0, 0.5, 1], ["0", "50%", "100%"])
-            twin.grid(False)
-            ax.set_yscale("log")
-            ax.set_ylim(1, COST_CAP * 1.05)
-            ax.set_xlim(years[0], years[-1])
-            ax.set_title(scenario)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
-        for ax in axes[len(scenarios) :]:
-            ax.set_visible(False)
-        fig.supxlabel("Year of the frontier run")
-        fig.supylabel("Cost multiplier (x accelerator-time per FLOP)")
-        fig.legend(
+        ax = fig.add_subplot()
+        da = fc.forecast["cost_multiplier"].sel(scenario=scenario)
+        q = band_quantiles(da, probs=(0.5, 0.8))
+        cap = {k: np.minimum(v, COST_CAP) for k, v in q.items()}
+        for p, alpha in (("80", 0.2), ("50", 0.4)):
+            ax.fill_between(
+                years, cap[f"lo{p}"], cap[f"hi{p}"], color=VERMILLION, alpha=alpha, lw=0
+            )
+        med = np.where(np.isfinite(q["median"]), q["median"], np.nan)
+        ax.plot(years, np.minimum(med, COST_CAP), color=VERMILLION, lw=2.2)
+        infeasible = np.isinf(da).mean(("chain", "draw")).values
+        twin = ax.twinx()
+        twin.plot(years, infeasible, color=BLACK, lw=1.4, alpha=0.7, ls="--")
+        twin.set_ylim(0, 1)
+        twin.set_yticks([0, 0.25, 0.5, 0.75, 1], ["0", "25%", "50%", "75%", "100%"])
+        twin.set_ylabel("Share of draws infeasible (fraction)")
+        twin.grid(False)
+        ax.set_yscale("log")
+        ax.set_ylim(1, COST_CAP * 1.05)
+        ax.set_yticks([1, 2, 5, 10, 20, 50, 100], ["1x", "2x", "5x", "10x", "20x", "50x", "100x"])
+        ax.set_xlim(years[0], years[-1])
+        _integer_years(ax)
+        ax.set_xlabel("Year of the frontier run")
+        ax.set_ylabel("Cost multiplier (x accelerator-time per FLOP)")
+        ax.set_title(f"Cost of the wall, {scenario} scenario")
+        ax.legend(
             [
-                Line2D([], [], color=VERMILLION, lw=2),
+                Line2D([], [], color=VERMILLION, lw=2.2),
                 Patch(facecolor=VERMILLION, alpha=0.4),
                 Patch(facecolor=VERMILLION, alpha=0.2),
-                Line2D([], [], color=BLACK, lw=1.2, ls="--", alpha=0.6),
+                Line2D([], [], color=BLACK, lw=1.4, ls="--", alpha=0.7),
             ],
-            [
-                "median",
-                "50% band",
-                "80% band",
-                "share infeasible (right axis)",
-            ],
-            loc="outside upper center",
-            ncols=4,
+            ["median", "50% band", "80% band", "share infeasible (right axis)"],
+            loc="upper left",
+            framealpha=0.9,
         )
+    return fig
+
+
+def cost_scenarios_chart(
+    fc: Forecast, year: int, *, scale: float = 1.0, figsize=(9.5, 4.2)
+) -> Figure:
+    """The cost multiplier of the ``year`` frontier run per scenario: median (dot) and 80 %
+    interval (bar) on a log axis, the share of infeasible draws beside each row."""
+    scenarios = list(fc.scenarios)
+    with _style(scale):
+        fig = Figure(
+            figsize=(figsize[0], max(2.4, 1.1 + 0.42 * len(scenarios))), layout="constrained"
+        )
+        ax = fig.add_subplot()
+        for i, scenario in enumerate(scenarios):
+            v = fc.forecast["cost_multiplier"].sel(scenario=scenario, year=year).values
+            q = interval(v)
+            lo, med, hi = (min(q[k], COST_CAP) for k in ("lower", "median", "upper"))
+            ax.plot([lo, hi], [i, i], color=VERMILLION, lw=4, solid_capstyle="butt")
+            if q["upper"] > COST_CAP:
+                ax.plot([COST_CAP], [i], ">", color=VERMILLION, ms=10)
+            ax.plot([med], [i], "o", color=VERMILLION, mec="black", ms=8)
+            note = f"{fmt_multiplier(q['median'])}"
+            if q["not_hit_fraction"] > 0:
+                note += f"; infeasible {q['not_hit_fraction']:.0%}"
+            ax.text(COST_CAP * 1.35, i, note, va="center", fontsize="small")
+        ax.set_xscale("log")
+        ax.set_xlim(0.9, COST_CAP * 5)
+        ax.set_xticks([1, 2, 5, 10, 20, 50, 100], ["1x", "2x", "5x", "10x", "20x", "50x", "100x"])
+        ax.set_yticks(np.arange(len(scenarios)), scenarios)
+        ax.set_ylim(-0.6, len(scenarios) - 0.4)
+        ax.invert_yaxis()
+        ax.set_xlabel(
+            f"Cost multiplier of the {year} frontier run (x per FLOP; dot: median, bar: 80%)"
+        )
+        ax.set_ylabel("Scenario")
     return fig
 
 

@@ -8,14 +8,12 @@ fitted inputs, frontier).
 
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
 import numpy as np
 from pptx import Presentation
-from pptx.dml.color import RGBColor
-from pptx.util import Emu, Inches, Pt
+from pptx.util import Inches
 
 from forecast.queries.formatting import fmt_calendar_year, fmt_flop
 from forecast.queries.headline import (
@@ -28,6 +26,7 @@ from forecast.queries.headline import (
 from forecast.report import charts
 from forecast.report.bibliography import source_lines
 from forecast.report.changes import Changes, change_sentences
+from forecast.report.decisions import decisions
 from forecast.report.drivers import (
     backtest_summary,
     pct_or_dash,
@@ -50,123 +49,38 @@ from forecast.report.executive import (
 from forecast.report.fitted_inputs import (
     ASSUMPTION_HEADER,
     assumption_rows,
+    data_words,
     fitted_inputs,
     fitted_keys,
     headline_input,
     provenance_counts,
     provenance_rows,
 )
-from forecast.report.frontier import frontier_backtest_summary, frozen_summary
+from forecast.report.frontier import frontier_backtest_summary, frozen_chart, frozen_summary
 from forecast.report.glossary import scenario_definitions
-from forecast.report.textfit import EMU_PER_PT, cell_height_pt, fitting_size
-
-WIDTH, HEIGHT = Inches(13.333), Inches(7.5)
-MARGIN = Inches(0.5)
-TITLE_PT, BODY_PT, LEAD_PT, TABLE_PT, NOTE_PT = 28, 20, 28, 18, 16
-TITLE_SIZES_PT = (TITLE_PT, 26, 24, 22, BODY_PT)
-NOTE_HEIGHT = Inches(0.9)
-APPENDIX_PT = 13
-FONT = "DejaVu Sans"  # shipped with matplotlib, so the fit test measures the font LibreOffice uses
-ASSUMPTION_ROWS_PER_SLIDE = 6
-CHART_SCALE = 1.45
-DARK = RGBColor(0x1A, 0x1A, 0x1A)
-ACCENT = RGBColor(0x00, 0x72, 0xB2)  # Okabe-Ito blue, as the report's lead sentence
-GREY = RGBColor(0x55, 0x55, 0x55)
-
-
-def _new(prs, title: str):
-    slide = prs.slides.add_slide(prs.slide_layouts[5])  # title only
-    t = slide.shapes.title
-    t.left, t.top, t.width, t.height = MARGIN, Inches(0.2), WIDTH - 2 * MARGIN, Inches(1.15)
-    t.text = title
-    tf = t.text_frame
-    tf.word_wrap = True
-    # a long action title steps down to body size rather than overflow its two lines
-    size = fitting_size(title, t.width, t.height, TITLE_SIZES_PT, bold=True)
-    for p in tf.paragraphs:
-        p.alignment = 1  # left
-        for r in p.runs:
-            r.font.size = Pt(size)
-            r.font.name = FONT
-            r.font.bold = True
-            r.font.color.rgb = DARK
-    return slide
-
-
-def _text(slide, paragraphs, left, top, width, height, size=BODY_PT, space_after=10):
-    """Text box; ``paragraphs``: str or (str, size, bold, colour) tuples; returns the shape."""
-    box = slide.shapes.add_textbox(left, top, width, height)
-    tf = box.text_frame
-    tf.word_wrap = True
-    for i, item in enumerate(paragraphs):
-        text, psize, bold, colour = (item, size, False, DARK) if isinstance(item, str) else item
-        p = tf.paragraphs[0] if i == 0 else tf.add_paragraph()
-        run = p.add_run()
-        run.text = text
-        run.font.size = Pt(psize)
-        run.font.name = FONT
-        run.font.bold = bold
-        run.font.color.rgb = colour
-        p.space_after = Pt(space_after)
-    return box
-
-
-def _picture(slide, fig, left, top, max_width, max_height, dpi=150):
-    png = charts.to_png(fig, dpi=dpi)
-    w_in, h_in = fig.get_size_inches()
-    ratio = min(max_width / Inches(w_in), max_height / Inches(h_in))
-    width, height = int(Inches(w_in) * ratio), int(Inches(h_in) * ratio)
-    left = left + (max_width - width) // 2
-    return slide.shapes.add_picture(io.BytesIO(png), left, top, Emu(width), Emu(height))
-
-
-def _table(slide, header, rows, left, top, width, col_widths=None, size=TABLE_PT, row_in=0.5):
-    shape = slide.shapes.add_table(
-        len(rows) + 1, len(header), left, top, width, Inches(row_in * (len(rows) + 1))
-    )
-    table = shape.table
-    if col_widths:
-        total = sum(col_widths)
-        for j, w in enumerate(col_widths):
-            table.columns[j].width = int(width * w / total)
-    for i, row in enumerate([header, *rows]):
-        for j, value in enumerate(row):
-            cell = table.cell(i, j)
-            cell.text = str(value)
-            for p in cell.text_frame.paragraphs:
-                for r in p.runs:
-                    r.font.size = Pt(size)
-                    r.font.name = FONT
-                    r.font.bold = i == 0
-    return shape
-
-
-def _pages(
-    rows: list[list[str]], header: list[str], widths_pt: list[float], size: float, room_pt: float
-) -> list[list[list[str]]]:
-    """``rows`` split into as few tables as fit ``room_pt`` each (header repeated), measuring
-    every row's wrapped height as the fit check does; at least one page, even when empty."""
-
-    def height(cells: list[str], bold: bool = False) -> float:
-        return max(
-            Inches(0.28) / EMU_PER_PT,
-            *(cell_height_pt(c, w, size, bold) for c, w in zip(cells, widths_pt, strict=True)),
-        )
-
-    pages: list[list[list[str]]] = [[]]
-    used = height(header, bold=True)
-    for row in rows:
-        h = height(row)
-        if pages[-1] and used + h > room_pt:
-            pages.append([])
-            used = height(header, bold=True)
-        pages[-1].append(row)
-        used += h
-    return pages
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+from forecast.report.method import method_chart
+from forecast.report.slides import (
+    ACCENT,
+    APPENDIX_PT,
+    BODY_PT,
+    CHART_SCALE,
+    DARK,
+    GREY,
+    HEIGHT,
+    LEAD_PT,
+    MARGIN,
+    NOTE_HEIGHT,
+    NOTE_PT,
+    WIDTH,
+    add_picture,
+    add_table,
+    add_text,
+    clip,
+    new_slide,
+    slide_texts,
+    table_pages,
+)
+from forecast.report.textfit import EMU_PER_PT, fitting_size
 
 
 def build_deck(fc: Forecast, changes: Changes) -> Presentation:
@@ -190,15 +104,15 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         figures.setdefault(len(prs.slides) - 1, []).extend(figs)
 
     def note(slide, text: str, height=NOTE_HEIGHT) -> None:
-        _text(slide, [(text, NOTE_PT, False, GREY)], MARGIN, HEIGHT - height, content_w, height)
+        add_text(slide, [(text, NOTE_PT, False, GREY)], MARGIN, HEIGHT - height, content_w, height)
 
     # 0. title: what, when, which forecast and data, and the answer up front
     a = fc.attrs
     created = str(a.get("created", ""))[:10] or "date not recorded"
-    slide = _new(
+    slide = new_slide(
         prs, f"Frontier AI training against the data-movement and latency walls: {created}"
     )
-    _text(
+    add_text(
         slide,
         [
             (h.sentence, LEAD_PT, True, ACCENT),
@@ -218,14 +132,14 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
 
     # 1. the answer, with the fan chart
     lo, hi = f["hit_year_lower"].text, f["hit_year_upper"].text
-    slide = _new(
+    slide = new_slide(
         prs,
         f"Frontier training hits the {wall_label(h.wall)} wall around "
         f"{f['hit_year_median'].text} ({lo}–{hi})",
     )
     record(f["hit_year_median"], f["hit_year_lower"], f["hit_year_upper"])
     fig = charts.fan_chart(fc, scale=CHART_SCALE, figsize=(12.5, 5.2), title=False)
-    _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+    add_picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
     note(
         slide,
         f"{h.scenario} scenario, walls of {regime_phrase(fc.regime)}; median and 80% interval "
@@ -236,15 +150,15 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     if has_cost(fc):
         c = cost_summary(fc)
         cf = c.figures
-        slide = _new(
+        slide = new_slide(
             prs,
             f"Data movement makes each FLOP of the {c.year} frontier run cost "
             f"{cf['multiplier_median'].text} (80%: {cf['multiplier_lower'].text} to "
             f"{cf['multiplier_upper'].text})",
         )
         record(cf["multiplier_median"], cf["multiplier_lower"], cf["multiplier_upper"])
-        fig = charts.cost_chart(fc, scale=1.15, figsize=(13.0, 5.6))
-        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+        fig = charts.cost_chart(fc, scale=CHART_SCALE, figsize=(12.5, 5.2))
+        add_picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
         note(
             slide,
             f"Cost multiplier: small-scale maximum utilization / best utilization of the year's "
@@ -258,7 +172,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     rows = summary_rows(fc.forecast)
     n = len(fc.scenarios)
     if n > 1:
-        slide = _new(
+        slide = new_slide(
             prs,
             f"Across scenarios the {wall_label(h.wall)} wall arrives between "
             f"{f['scenario_earliest'].text} and {f['scenario_latest'].text} (medians)",
@@ -269,7 +183,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             (r["wall"], Figure(r["year"]["median"], fmt_calendar_year(r["year"]["median"], last)))
             for r in rows
         ]
-        slide = _new(
+        slide = new_slide(
             prs,
             f"Only the {h.scenario} scenario: "
             + ", ".join(f"{wall_label(w)} wall in {m.text}" for w, m in medians)
@@ -279,18 +193,18 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     fig = charts.scenario_chart(
         rows, last, scale=CHART_SCALE, figsize=(12.5, max(3.4, min(5.6, 1.8 + 0.55 * n)))
     )
-    _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.3))
+    add_picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.3))
 
     # 4. what moves it (tornado)
     effects = input_effects(fc, h.wall, top=6)
     if effects:
         e = effects[0]
-        slide = _new(prs, lead_title(effects))
+        slide = new_slide(prs, lead_title(effects))
         lead = leading_effects(effects)
         shown = lead if len(lead) <= 2 else [max(lead, key=lambda x: abs(x.swing))]
         record(*(Figure(abs(x.swing), f"{abs(x.swing):.1f}") for x in shown))
         fig = charts.tornado_chart(effects, h.wall, scale=CHART_SCALE, figsize=(12.5, 5.0))
-        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+        add_picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
         if e.method == "sensitivity":
             sd = sobol_drivers(fc, top=None)
             fitted = bool(sd is not None and sd.fitted)
@@ -321,7 +235,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         pooled = [c for c in pooled if c is not None and math.isfinite(c)]
         mean_cov = Figure(float(np.mean(pooled)) if pooled else math.nan, "")
         mean_cov.text = pct_or_dash(mean_cov.value if pooled else None)
-        slide = _new(
+        slide = new_slide(
             prs,
             f"Backtest: the trends' 80% intervals covered {mean_cov.text} of later accelerators",
         )
@@ -329,7 +243,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         side_w = Inches(3.9)
         chart_w = content_w - side_w - Inches(0.2)
         fig = charts.calibration_chart(bt, scale=1.25, figsize=(12.0, 5.6))
-        _picture(slide, fig, MARGIN, top, chart_w, HEIGHT - top - Inches(0.3))
+        add_picture(slide, fig, MARGIN, top, chart_w, HEIGHT - top - Inches(0.3))
         lines = [("80% intervals cover:", BODY_PT, True, DARK)]
         for origin in bt.origins:
             r = bt.row(origin)
@@ -355,7 +269,9 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
                 GREY,
             )
         )
-        _text(slide, lines, MARGIN + chart_w + Inches(0.2), top, side_w, HEIGHT - top - Inches(0.2))
+        add_text(
+            slide, lines, MARGIN + chart_w + Inches(0.2), top, side_w, HEIGHT - top - Inches(0.2)
+        )
 
     # 5. signposts
     posts = signposts(fc, h.wall)
@@ -367,10 +283,10 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         else:
             sp_fig = Figure(p.today, p.fmt(p.today))
             title = f"Watch the {p.label}, now estimated at {sp_fig.text}"
-        slide = _new(prs, title)
+        slide = new_slide(prs, title)
         record(sp_fig)
         body = [sp.cells() for sp in posts]
-        _table(
+        add_table(
             slide,
             list(SIGNPOST_HEADER),
             body,
@@ -388,24 +304,30 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         now = "median (posterior when fitted)" if fitted_keys(fc) else "prior median"
         note(slide, f"Estimate now: {now}. Sources: the appendix.", Inches(0.6))
 
+    # 5b. what this means and what to decide
+    d = decisions(fc)
+    slide = new_slide(prs, d.title)
+    record(*d.figures)
+    add_text(slide, d.points, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), space_after=14)
+
     # 6. comparison with published estimates
     cmp = comparison(fc)
     cf = cmp.figures
-    slide = _new(
+    slide = new_slide(
         prs,
         f"Our 2024 data-movement wall: {cf['dm_wall_median'].text} FLOP; against the paper's "
         "~1e28 (abstract), 2e28 (blog)",
     )
     record(cf["dm_wall_median"])
     fig = charts.comparison_chart(cmp.rows, scale=CHART_SCALE, figsize=(12.5, 4.0))
-    pic = _picture(slide, fig, MARGIN, top, content_w, Inches(3.3))
+    pic = add_picture(slide, fig, MARGIN, top, content_w, Inches(3.3))
     years_text = (
         "is not reached by the last forecast year"
         if cf["dm_years_after_2024"].text == "never"
         else f"is hit in {cf['dm_hit_year_median'].text} (median), "
         f"{cf['dm_years_after_2024'].text} years after 2024"
     )
-    _text(
+    add_text(
         slide,
         [
             f"[erdil2024]: utilization falls beyond ~1e28 FLOP on an H100 (3 months; 2e28 in "
@@ -435,33 +357,35 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         frozen_year = Figure(dm_f["median"], fmt_calendar_year(dm_f["median"], last))
         full_year = Figure(dm_full["median"], fmt_calendar_year(dm_full["median"], last))
         frozen_wall = Figure(dm_f["wall_flop"], fmt_flop(dm_f["wall_flop"]))
-        slide = _new(
+        slide = new_slide(
             prs,
             f"Data-movement wall at frozen {fz.accelerator.removeprefix('NVIDIA ')} hardware: "
             f"{frozen_year.text}; with improving hardware: {full_year.text}",
         )
         record(frozen_year, full_year, frozen_wall)
-        _text(
+        side_w = Inches(4.6)
+        chart_w = content_w - side_w - Inches(0.2)
+        fig = frozen_chart(fz, scale=1.55, figsize=(8.6, 5.4))
+        add_picture(slide, fig, MARGIN, top, chart_w, HEIGHT - top - Inches(0.3))
+        add_text(
             slide,
             [
                 "The paper's framing [erdil2024]: 2024 hardware, ~1e28 FLOP, 'a barrier in "
                 "about three years'.",
-                f"Frozen at the {fz.accelerator} (8-GPU domain, 2024 latencies), this "
-                f"forecast's inputs put the wall at {frozen_wall.text} FLOP; the frontier run on "
-                f"its fitted trend reaches it in {frozen_year.text} "
+                f"Frozen at the {fz.accelerator} (8-GPU domain, 2024 latencies): the wall at "
+                f"{frozen_wall.text} FLOP, reached in {frozen_year.text} "
                 f"({fmt_calendar_year(dm_f['lower'], last)}–"
                 f"{fmt_calendar_year(dm_f['upper'], last)}, 80%).",
-                f"The full forecast: {full_year.text} "
+                f"Improving hardware: {full_year.text} "
                 f"({fmt_calendar_year(dm_full['lower'], last)}–"
-                f"{fmt_calendar_year(dm_full['upper'], last)}, 80%). "
-                "Its wall moves with the hardware: 72-GPU domains from 2025 and growing, more "
-                "memory and network bandwidth per chip.",
+                f"{fmt_calendar_year(dm_full['upper'], last)}, 80%): 72-GPU domains from 2025 "
+                "and growing, more memory and network bandwidth per chip.",
             ],
-            MARGIN,
+            MARGIN + chart_w + Inches(0.2),
             top,
-            content_w,
+            side_w,
             HEIGHT - top - Inches(0.3),
-            size=BODY_PT,
+            size=18,
             space_after=14,
         )
     # 6c. what the data says: prior against posterior of the fitted inputs
@@ -470,7 +394,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         it = headline_input(items)
         ef = it.figures
         unit = " tokens" if it.unit == "tokens" else ""
-        slide = _new(
+        slide = new_slide(
             prs,
             f"Fitted to data, {it.label[0].lower() + it.label[1:]} is "
             f"{ef['posterior_median'].text}{unit} (80%: {ef['posterior_lower'].text}–"
@@ -479,11 +403,11 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         record(ef["posterior_median"], ef["posterior_lower"], ef["posterior_upper"])
         record(ef["prior_median"])
         fig = charts.prior_posterior_chart(items, scale=1.2, figsize=(13.0, 5.6))
-        _picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
+        add_picture(slide, fig, MARGIN, top, content_w, HEIGHT - top - Inches(0.95))
         prov = provenance_rows(fc)
         if prov is not None:
             counts = provenance_counts(prov)
-            tables = sorted({i.table for i in items})
+            tables = sorted({data_words(i.table) for i in items})
             inputs_line = (
                 f"Inputs: {counts['fitted']} fitted to data ({', '.join(tables)}), "
                 f"{counts['prior']} priors with a public source, {counts['fixed']} fixed; "
@@ -502,16 +426,16 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             changes.previous_id, moved=[m for m in changes.moved if m["what"] == "year"]
         )
         moved = change_sentences(years_only, last) or ["No median hit year moved."]
-        slide = _new(
+        slide = new_slide(
             prs, f"Since forecast {changes.previous_id}: {len(years_only.moved)} hit years moved"
         )
         if len(moved) > 4:
             moved = [*moved[:3], f"… and {len(moved) - 3} more in report.html"]
-        data = [_clip(d, 90) for d in changes.data[:2]]
+        data = [clip(d, 90) for d in changes.data[:2]]
         if len(changes.data) > 2:
             data.append(f"… and {len(changes.data) - 2} more in report.html")
         lines = [*moved, ("Data and inputs:", BODY_PT, True, DARK), *data]
-        _text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
+        add_text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
 
     # 8. appendix: assumptions, as a table of plain names with units (no registry key), over as
     # many slides as keep every row readable
@@ -524,17 +448,19 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     shares = [5.6, 4.0, 3.6] if fitted_any else [6.0, 6.0]
     widths_pt = [content_w / EMU_PER_PT * w / sum(shares) for w in shares]
     room_pt = (HEIGHT - top - Inches(0.65)) / EMU_PER_PT  # above the note
-    pages = _pages(
+    pages = table_pages(
         [r.cells()[: len(header)] for r in rows], header, widths_pt, APPENDIX_PT, room_pt
     )
     for n, page in enumerate(pages, start=1):
         of = f" ({n} of {len(pages)})" if len(pages) > 1 else ""
-        slide = _new(
+        slide = new_slide(
             prs,
             f"Appendix: {n_uncertain.text} uncertain assumptions, {n_fixed.text} fixed{of}",
         )
         record(n_uncertain, n_fixed)
-        _table(slide, header, page, MARGIN, top, content_w, shares, size=APPENDIX_PT, row_in=0.28)
+        add_table(
+            slide, header, page, MARGIN, top, content_w, shares, size=APPENDIX_PT, row_in=0.28
+        )
         note(
             slide,
             f"Priors: {fc.attrs.get('priors_name', '?')}. "
@@ -546,8 +472,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
     # 8b. appendix: what each scenario assumes (only with more than the baseline)
     defs = scenario_definitions(fc)
     if len(defs) > 1:
-        slide = _new(prs, f"Appendix: the {len(defs)} scenarios")
-        _table(
+        slide = new_slide(prs, f"Appendix: the {len(defs)} scenarios")
+        add_table(
             slide,
             ["Scenario", "What it assumes"],
             [list(d) for d in defs],
@@ -559,26 +485,38 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             row_in=0.42,
         )
 
+    # 8c. appendix: the method, as the report's diagram with one line per step
+    slide = new_slide(prs, "Appendix: how the forecast is made")
+    fig = method_chart(scale=1.3, figsize=(13.0, 4.3))
+    pic = add_picture(slide, fig, MARGIN, top, content_w, Inches(3.55))
+    add_text(
+        slide,
+        [
+            "Priors from public sources; one joint Bayesian fit (NumPyro) to published hardware, "
+            "runs, model shapes and utilization; every number is a distribution over its draws.",
+            "Per draw and year: the frontier accelerator from the fitted trends, the frontier run "
+            "from the compute trend; the plan search finds the best utilization "
+            f"({regime_phrase(fc.regime)}).",
+            "Faster chips can bring the wall sooner: arithmetic speeds up, the bytes to move and "
+            "the latencies to wait for do not [erdil2024].",
+        ],
+        MARGIN,
+        pic.top + pic.height + Inches(0.1),
+        content_w,
+        HEIGHT - (pic.top + pic.height) - Inches(0.2),
+        size=16,
+        space_after=6,
+    )
+
     # 9. appendix: sources, every one the slides cite (short form where written, else the
     # bibliography's), so the deck stands alone
     lines = source_lines([t for s in prs.slides for t in slide_texts(s)])
-    slide = _new(prs, "Appendix: sources")
+    slide = new_slide(prs, "Appendix: sources")
     box_h = HEIGHT - top - Inches(0.3)
     size = fitting_size("\n".join(lines), content_w, box_h, (16, 14, APPENDIX_PT), space_after_pt=4)
-    _text(slide, lines, MARGIN, top, content_w, box_h, size=size, space_after=4)
+    add_text(slide, lines, MARGIN, top, content_w, box_h, size=size, space_after=4)
     prs.wallcast_figures = figures
     return prs
-
-
-def slide_texts(slide) -> list[str]:
-    """The text of every text frame and table cell of a slide, in shape order."""
-    out = []
-    for shape in slide.shapes:
-        if shape.has_text_frame:
-            out.append(shape.text_frame.text)
-        if shape.has_table:
-            out += [c.text for row in shape.table.rows for c in row.cells]
-    return out
 
 
 def write_deck(fc: Forecast, out_dir: str | Path, changes: Changes) -> Path:

@@ -19,7 +19,8 @@ import numpy as np
 import xarray as xr
 from scipy.stats import rankdata
 
-from forecast.queries.formatting import fmt_pct, sci
+from forecast.priors.registry import PARAMETERS, input_label, input_unit
+from forecast.queries.formatting import fmt_pct, fmt_quantity, sci
 from forecast.queries.headline import Forecast, wall_label
 
 # ----------------------------------------------------------------------------- uncertainty drivers
@@ -84,6 +85,15 @@ def uncertainty_drivers(
 
 SOBOL_TOP = 8
 
+METRIC_LABELS = {
+    "flops": ("Peak dense 16-bit compute", "FLOP/s"),
+    "hbm_bandwidth": ("HBM bandwidth", "bytes/s"),
+    "hbm_capacity": ("HBM capacity", "bytes"),
+    "scaleup_bandwidth": ("Scale-up bandwidth", "bytes/s per direction"),
+    "scaleout_bandwidth": ("Scale-out bandwidth", "bytes/s per direction"),
+}
+"""The reader's name and unit of each hardware metric the trends fit (charts and tables)."""
+
 
 def _fmt_input_value(v: float) -> str:
     """An input's prior percentile: 3 significant digits, scientific when large or small."""
@@ -92,6 +102,25 @@ def _fmt_input_value(v: float) -> str:
     if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
         return sci(v, 1)
     return f"{v:.3g}"
+
+
+def _input_range(key: str, p10: float, p90: float) -> str:
+    """'18M – 30M tokens': an input's 10th-90th percentile through the one formatter, with its
+    unit (a key outside the registry: three significant digits)."""
+    if key not in PARAMETERS or not (math.isfinite(p10) and math.isfinite(p90)):
+        return f"{_fmt_input_value(p10)} – {_fmt_input_value(p90)}"
+    unit = input_unit(key)
+    return f"{fmt_quantity(p10, unit, with_unit=False)} – {fmt_quantity(p90, unit)}"
+
+
+def _input_name(key: str) -> str:
+    """An input in a report table: plain name, then its priors-file key as code."""
+    return f"{input_label(key)} (`{key}`)" if key in PARAMETERS else input_label(key)
+
+
+def _in_sentence(label: str) -> str:
+    """A label inside a sentence: first letter lower-cased unless it starts an acronym."""
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
 
 
 def _ci(v: float, lo: float, hi: float) -> str:
@@ -330,8 +359,8 @@ def tornado_table_cells(sd: SobolDrivers) -> tuple[list[str], list[list[str]]]:
                 [
                     wall_label(t.wall),
                     str(i + 1),
-                    name,
-                    f"{_fmt_input_value(t.input_p10[i])} – {_fmt_input_value(t.input_p90[i])}",
+                    _input_name(name),
+                    _input_range(name, t.input_p10[i], t.input_p90[i]),
                     _ci(t.first_order[i], t.first_order_low[i], t.first_order_high[i]),
                     _ci(t.total[i], t.total_low[i], t.total_high[i]),
                     f"{lo:.1f} → {hi:.1f}",
@@ -347,7 +376,10 @@ def sobol_sentences(sd: SobolDrivers, last_year: int, top: int = 3) -> list[str]
     """One plain-words line per wall: its top inputs by total index."""
     out = []
     for t in sd.targets:
-        ranked = ", ".join(f"{name} ({t.total[i]:.2f})" for i, name in enumerate(t.inputs[:top]))
+        ranked = ", ".join(
+            f"{_in_sentence(input_label(name))} ({t.total[i]:.2f})"
+            for i, name in enumerate(t.inputs[:top])
+        )
         line = (
             f"{wall_label(t.wall)} wall, hit year (all inputs at their medians: "
             f"{t.baseline:.1f}): largest total indices {ranked}."
@@ -512,7 +544,7 @@ def backtest_table_cells(
                 f"{ls:.2f}" if math.isfinite(ls) else "–",
             ]
             if per_metric:
-                cells.insert(1, metric)
+                cells.insert(1, METRIC_LABELS.get(metric, (metric,))[0])
             body.append(cells)
     return header, body
 

@@ -497,8 +497,8 @@ def executive_summary(fc: Forecast, prob: float = PROB) -> Summary:
         )
     else:  # one scenario: a range from it to itself says nothing
         sentences.append(
-            f"This forecast holds only the {early['scenario']} scenario; the scenario overlays "
-            "(priors/scenarios/) show how other assumptions move it."
+            f"This forecast holds only the {early['scenario']} scenario; a full `wallcast run` "
+            "adds the other scenarios, which show how other assumptions move it."
         )
     posts = signposts(fc, h.wall)
     if posts:

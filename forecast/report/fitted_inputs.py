@@ -72,9 +72,13 @@ AXIS_LABELS = {
 
 TABLE_NOUNS = {
     "data/model_shapes.csv": "published models",
-    "data/scaleup_domains.csv": "systems",
-    "data/training_runs.csv": "published runs",
+    "data/scaleup_domains.csv": "shipped systems",
+    "data/training_runs.csv": "published training runs",
+    "data/hardware.csv": "shipped accelerators",
+    "data/frontier_runs.csv": "frontier training runs",
+    "data/latency_measurements.csv": "published latency measurements",
 }
+"""What each data table holds, in the words a report reader needs (the report names no file)."""
 KINDS = ("fitted", "prior", "fixed", "scenario")
 CITE = re.compile(r"\[([a-z0-9][a-z0-9.+-]*)\]")
 
@@ -127,11 +131,23 @@ def _cites(source: str, limit: int = 90) -> str:
     return source if len(source) <= limit else source[: limit - 1].rstrip() + "…"
 
 
+def input_cell(key: str) -> str:
+    """An input in a report table: its plain name first, then the key a priors file uses for it
+    (as code, for the reader who will change that prior)."""
+    return f"{input_label(key)} (`{key}`)"
+
+
+def data_words(table: str) -> str:
+    """The reader's name of a data table ('published models' for data/model_shapes.csv); a
+    table without one is 'published data', never its file name."""
+    table = str(table)
+    return TABLE_NOUNS.get(table if "/" in table else f"data/{table}", "published data")
+
+
 def _rows_text(entry: dict[str, Any]) -> str:
-    table = str(entry.get("table", "?"))
+    noun = data_words(str(entry.get("table", "")))
     rows = entry.get("rows")
-    noun = TABLE_NOUNS.get(table, "rows")
-    return f"{int(rows)} {noun} of {table}" if rows is not None else table
+    return f"{int(rows)} {noun}" if rows is not None else noun
 
 
 @dataclass
@@ -143,7 +159,7 @@ class ProvenanceRow:
     detail: str
 
     def cells(self) -> list[str]:
-        return [self.key, self.kind, self.detail]
+        return [input_cell(self.key), self.kind, self.detail]
 
 
 PROVENANCE_HEADER = ["input", "kind", "from"]
@@ -234,10 +250,10 @@ class InputEvidence:
 
     @property
     def fitted_to(self) -> str:
-        """'54 published runs of data/model_shapes.csv' (or the table alone without provenance)."""
+        """'54 published models' (the data's name alone without provenance)."""
         if self.provenance is not None and self.provenance.get("kind") == "fitted":
             return _rows_text(self.provenance)
-        return self.table
+        return data_words(self.table)
 
     @property
     def sentence(self) -> str:

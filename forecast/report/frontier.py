@@ -383,6 +383,7 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
         ax = fig.subplots()
         frozen = np.asarray(fz.ds["hit_year"].sel(wall="data_movement").values, float).ravel()
         full = fz.full_hit_years
+        n_frozen, n_full = max(frozen.size, 1), max(full.size, 1)
         frozen = frozen[np.isfinite(frozen)]
         full = full[np.isfinite(full)]
         both = np.concatenate([frozen, full])
@@ -392,18 +393,18 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
         ax.hist(
             frozen,
             bins=bins,
+            weights=np.full(frozen.size, 1.0 / n_frozen),
             color=charts.ORANGE,
             alpha=0.8,
-            density=True,
             label=f"hardware frozen at {fz.accelerator}",
         )
         if full.size:
             ax.hist(
                 full,
                 bins=bins,
+                weights=np.full(full.size, 1.0 / n_full),
                 color=charts.BLUE,
                 alpha=0.5,
-                density=True,
                 label="full forecast (hardware improves)",
             )
         ax.axvline(
@@ -415,7 +416,7 @@ def frozen_chart(fz: FrozenHardware, *, scale: float = 1.0, figsize=(10.5, 4.2))
         )
         charts._integer_years(ax)
         ax.set_xlabel("Year the frontier run reaches the data-movement wall")
-        ax.set_ylabel("Share of draws per year")
+        ax.set_ylabel("Share of draws per half year")
         ax.legend(loc="upper right", framealpha=0.9)
     return fig
 
@@ -434,7 +435,7 @@ def frozen_blocks(fc: Forecast) -> list[Any]:
         Block(
             "figure",
             f"Year the frontier run reaches the data-movement wall, {fz.scenario} scenario: "
-            f"hardware frozen at the {fz.accelerator} (orange) against the full forecast (blue); "
+            f"hardware frozen at the {fz.accelerator} (amber) against the full forecast (blue); "
             "dashed: the paper's 'about three years'.",
             key="frozen_hardware",
             png=charts.to_png(fig),

@@ -12,7 +12,6 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from forecast.queries.analyses import check_rows
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
 from forecast.queries.headline import (
     PROB,
@@ -28,6 +27,8 @@ from forecast.queries.headline import (
 from forecast.report import charts
 from forecast.report.bibliography import link_cites, load_sources, reference_blocks
 from forecast.report.changes import Changes, change_sentences
+from forecast.report.checks import checks_blocks
+from forecast.report.decisions import decision_blocks
 from forecast.report.drivers import (
     backtest_sentence,
     backtest_summary,
@@ -50,6 +51,7 @@ from forecast.report.fitted_inputs import (
     PROVENANCE_HEADER,
     assumption_count_sentence,
     fitted_inputs,
+    input_cell,
     provenance_counts,
     provenance_rows,
     scenario_overrides,
@@ -59,6 +61,7 @@ from forecast.report.glossary import glossary_blocks
 from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
 from forecast.report.method import method_blocks
 from forecast.report.not_modelled import not_modelled
+from forecast.report.standalone import stand_alone_blocks
 
 FILES_DIR = "report_files"
 BACKTEST_HEADING = "Can the trends be trusted? (backtest)"
@@ -109,6 +112,7 @@ def report_blocks(
         blocks.append(
             Block("table", header=list(SIGNPOST_HEADER), rows=[sp.cells() for sp in posts])
         )
+    blocks.extend(decision_blocks(fc))
 
     blocks.append(Block("h2", "Frontier training compute against the walls"))
     blocks.append(Block("p", " ".join([h.sentence, h.detail, *h.others])))
@@ -141,10 +145,19 @@ def report_blocks(
         figure(
             "cost",
             charts.cost_chart(fc),
-            "Cost multiplier of the frontier run by year, per scenario (median, 50% and 80% "
-            f"bands; clipped at {charts.COST_CAP:g}x: the bands reach infinity once runs pass "
-            "the latency wall) and the share of draws in which the run is infeasible (dashed).",
+            f"Cost multiplier of the frontier run by year, {fc.scenarios[0]} scenario (median, "
+            f"50% and 80% bands; clipped at {charts.COST_CAP:g}x: the bands reach infinity once "
+            "runs pass the latency wall) and the share of draws in which the run is infeasible "
+            "(dashed, right axis).",
         )
+        if len(fc.scenarios) > 1:
+            figure(
+                "cost_scenarios",
+                charts.cost_scenarios_chart(fc, c.year),
+                f"The {c.year} frontier run's cost multiplier per scenario (median and 80% "
+                f"interval; an arrow: the interval reaches past {charts.COST_CAP:g}x), with the "
+                "share of draws in which it is infeasible.",
+            )
 
     blocks.append(Block("h2", "When each wall is hit, per scenario"))
     figure(
@@ -316,7 +329,10 @@ def report_blocks(
                     "p",
                     "Scenario what-ifs that replace a fitted posterior with their own "
                     "distribution: "
-                    + "; ".join(f"{s}: {', '.join(keys)}" for s, keys in overrides.items())
+                    + "; ".join(
+                        f"{s}: {', '.join(input_cell(k) for k in keys)}"
+                        for s, keys in overrides.items()
+                    )
                     + ".",
                 )
             )
@@ -333,8 +349,8 @@ def report_blocks(
     blocks.append(
         Block(
             "table",
-            header=["parameter", "prior", "source"],
-            rows=[[it["key"], it["prior"], it["source"]] for it in items],
+            header=["input", "prior", "source"],
+            rows=[[input_cell(it["key"]), it["prior"], it["source"]] for it in items],
         )
     )
 
@@ -353,12 +369,10 @@ def report_blocks(
     blocks.append(Block("table", header=["item", "value"], rows=[list(r) for r in provenance(fc)]))
 
     blocks.append(Block("h2", "What uncertainty the model does not include"))
-    items, sources = not_modelled()
-    blocks.append(Block("ul", items=items))
-    blocks.append(Block("p", "From: " + ", ".join(sources) + "."))
+    blocks.append(Block("ul", items=not_modelled()))
     blocks.extend(glossary_blocks(fc))
     blocks.extend(reference_blocks(blocks))
-    return blocks
+    return stand_alone_blocks(blocks)
 
 
 def evidence_blocks(fc: Forecast, blocks: list[Block], figure) -> None:
@@ -393,39 +407,6 @@ def evidence_blocks(fc: Forecast, blocks: list[Block], figure) -> None:
         "(bar); log axis where the prior spans over a factor of 10.",
     )
     checks_blocks(fc, blocks)
-
-
-CHECKS_NOTE = (
-    "Held-out check of every likelihood (PSIS-LOO from the joint fit): the share of rows whose "
-    "observed value falls inside the central interval of its leave-one-out predictive. A "
-    "calibrated likelihood covers about the nominal share; rows with a Pareto k above 0.7 have "
-    "an unreliable estimate."
-)
-
-
-def checks_blocks(fc: Forecast, blocks: list[Block]) -> None:
-    """The table of ``/predictive_checks`` (nothing for a forecast without the group)."""
-    ds = fc.group("predictive_checks")
-    if ds is None or "loo_coverage" not in ds:
-        return
-
-    blocks.append(Block("p", CHECKS_NOTE))
-    rows = []
-    for r in check_rows(ds):
-        rows.append(
-            [
-                r["likelihood"].replace("_", " "),
-                r["table"],
-                str(r["rows"]),
-                fmt_pct(r["coverage_50"]),
-                fmt_pct(r["coverage_80"]),
-                fmt_pct(r["coverage_95"]),
-                f"{r['pareto_k_max']:.2f}"
-                + (f" ({r['n_high_pareto_k']} above 0.7)" if r["n_high_pareto_k"] else ""),
-            ]
-        )
-    header = ["likelihood", "table", "rows", "50%", "80%", "95%", "largest Pareto k"]
-    blocks.append(Block("table", header=header, rows=rows))
 
 
 def change_blocks(ch: Changes, last_year: int) -> list[Block]:
@@ -509,6 +490,7 @@ th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; }
 th { background: #f2f2f2; }
 figure { margin: 1em 0; } figure img { max-width: 100%; }
 figcaption { font-size: 0.9em; color: #444; }
+@media print { figure, table, ul { break-inside: avoid; } h2 { break-after: avoid; } }
 code { background: #f4f4f4; padding: 0 3px; }
 """
 

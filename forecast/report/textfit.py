@@ -1,6 +1,6 @@
 """Does the text of a slide fit its boxes?  Measured with the font's own metrics.
 
-The deck sets every run in DejaVu Sans (:data:`forecast.report.deck.FONT`), whose TrueType
+The deck sets every run in DejaVu Sans (:data:`forecast.report.slides.FONT`), whose TrueType
 files ship with matplotlib, so this measures exactly the glyph advances LibreOffice and
 PowerPoint lay out (where DejaVu Sans is installed; elsewhere a substitute of similar width).
 Lines are wrapped greedily at spaces like a text frame with word wrap; a line is

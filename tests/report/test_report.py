@@ -271,6 +271,22 @@ def test_headline_numbers_come_from_the_dataset(published, report_files):
     assert m.group(0) in page  # the HTML says the same
 
 
+COLOUR_WORDS = re.compile(
+    r"\b(red|orange|amber|blue|sky blue|green|purple|yellow|vermillion|pink|teal|brown)\b"
+)
+
+
+def test_captions_name_colours_as_the_palette_names_them(report_files):
+    """Issue 25 point 6: a caption said orange for amber bars. Every colour word in the report
+    is the name the chart palette gives one of its colours (charts.COLOUR_NAMES)."""
+    from forecast.report.charts import COLOUR_NAMES
+
+    md = report_files[0]["report_md"].read_text()
+    used = {m.group(1) for m in COLOUR_WORDS.finditer(md.lower())}
+    assert used and used <= set(COLOUR_NAMES.values()), used
+    assert "orange" not in used
+
+
 def test_html_is_self_contained(report_files):
     page = report_files[0]["report_html"].read_text()
     assert "<link" not in page and "<script" not in page and "@import" not in page
@@ -280,6 +296,8 @@ def test_html_is_self_contained(report_files):
     # links leave the page only from the references list (a link, not a resource it loads)
     refs_html = page.split('<ol class="refs">')[1].split("</ol>")[0]
     assert not re.search(r"href\s*=\s*[\"'](?!#)", page.replace(refs_html, ""))
+    # printed, a figure keeps its caption and a table its rows (issue 25: captions split)
+    assert re.search(r"@media print \{[^}]*figure[^}]*break-inside: avoid", page)
     for section in ("Provenance", "What uncertainty the model does not include", "Trend fits"):
         assert section in page
     assert SECOND_ID in page and "hash-26" in page  # provenance: id and data hash
@@ -314,9 +332,39 @@ def test_report_lists_every_source_it_cites_with_its_link(report_files):
     for target in re.findall(r'href="#ref-([^"]+)"', page):
         assert f'id="ref-{target}"' in page
     assert "docs/sources.md" not in md
-    assert "docs/evidence.md" not in md and "docs/validation.md, sections" not in md
+    # issue 25: the report stands alone, so it names no repository file, document or module
+    # (a reader has the report, not the repository); the data go by what they hold
+    outside = re.compile(r"\bdocs/|\bdata/\w|\.csv\b|\.py\b|\bforecast/|\bpriors/")
+    body_md = md.split("## References", 1)[0]  # the references' URLs may hold such paths
+    assert not outside.search(body_md), outside.search(body_md)
     # nor to a path on the machine that ran it (the prior file by name)
-    assert "/srv/wallcast" not in md and "| priors | baseline (baseline.toml) |" in md
+    assert "/srv/wallcast" not in md and "| priors | baseline |" in md
+
+
+def test_stand_alone_leaves_no_repository_path_in_any_shipped_prior_source():
+    """The priors files cite the data files and documents they were inferred from; the report
+    (issue 25: it stands alone) says what the data holds and drops pointers to documents."""
+    from forecast.queries.headline import assumptions
+    from forecast.report.standalone import stand_alone
+
+    outside = re.compile(r"\bdocs/|\bdata/\w|\.csv\b|\.py\b|\bforecast/|\bpriors/|\.toml\b")
+    texts = []
+    for path in sorted((REPO / "priors").rglob("*.toml")):
+        texts += [it["source"] for it in assumptions(path.read_text()) if it["source"]]
+    named = [t for t in texts if outside.search(t)]
+    assert len(named) >= 5  # the priors do name files: the rewrite has work to do
+    for text in texts:
+        out = stand_alone(text)
+        assert not outside.search(out), (text, out)
+        assert "()" not in out and "( " not in out and " ," not in out, out
+    assert stand_alone("fits to data/hardware.csv 1.47x/yr") == (
+        "fits to the data on shipped accelerators 1.47x/yr"
+    )
+    assert stand_alone("dominates the wall (docs/validation.md §4)") == "dominates the wall"
+    assert stand_alone("(docs/validation.md §4: H100 wall 2.3e28)") == "(H100 wall 2.3e28)"
+    assert stand_alone("priors/scenarios/mixture-of-experts.toml changes it") == (
+        "the mixture-of-experts scenario changes it"
+    )
 
 
 def test_report_glossary_defines_terms_scenarios_and_inputs(report_files):
@@ -437,7 +485,7 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     path = write_deck_file(second, tmp_path)
     prs = Presentation(str(path))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 9 <= len(titles) <= 13, titles  # a title slide, 8-9 main, 3-4 appendix
+    assert 10 <= len(titles) <= 15, titles  # a title slide, 9-10 main, 4-5 appendix
     v = draws(second, "hit_year", "baseline", "data_movement")
     med, lo, hi = (math.floor(round(float(np.quantile(v, q)), 1)) for q in (0.5, 0.1, 0.9))
     # the title slide: what, when, which forecast and data, and the answer up front
@@ -458,8 +506,11 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
         for i, t in enumerate(titles)
         if t.startswith("Appendix: ") and "assumptions" in t
     ]
-    assert pages and all(m for _, m in pages) and pages[-1][0] == len(titles) - 3, titles
-    # then what each scenario assumes, from its file (recorded in the forecast), and sources
+    assert pages and all(m for _, m in pages) and pages[-1][0] == len(titles) - 4, titles
+    # then what each scenario assumes, from its file (recorded in the forecast), the method and
+    # the sources
+    assert titles[-2] == "Appendix: how the forecast is made"
+    assert any(s.shape_type == 13 for s in prs.slides[len(titles) - 2].shapes)  # the diagram
     with xr.open_datatree(second, engine="h5netcdf") as tree:
         scenarios = [str(s) for s in tree["forecast"]["scenario"].values]
         described = {
@@ -467,8 +518,8 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
             for s in scenarios
             if f"scenario_text_{s}" in tree.attrs
         }
-    assert titles[-2] == f"Appendix: the {len(scenarios)} scenarios"
-    (table,) = [sh.table for sh in prs.slides[len(titles) - 2].shapes if sh.has_table]
+    assert titles[-3] == f"Appendix: the {len(scenarios)} scenarios"
+    (table,) = [sh.table for sh in prs.slides[len(titles) - 3].shapes if sh.has_table]
     rows_s = [[c.text for c in row.cells] for row in list(table.rows)[1:]]
     assert [r[0] for r in rows_s] == scenarios
     for name, text in rows_s:
@@ -493,7 +544,7 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
     assert (int(counted[1]), int(counted[2])) == (len(rows) - fixed, fixed) and fixed > 0
     days = rows[keys.index("training.duration_days")][1]
     assert days.endswith("days)") or days.startswith("fixed at ") and days.endswith(" days")
-    for title in titles[:-1]:  # action titles: a sentence with its number
+    for title in titles[:-2]:  # action titles: a sentence with its number
         assert re.search(r"\d", title) or title.startswith("This is the first forecast"), title
     assert any(s.shape_type == 13 for s in prs.slides[1].shapes)  # the fan chart picture
     first = " ".join(sh.text_frame.text for sh in prs.slides[1].shapes if sh.has_text_frame)
@@ -506,7 +557,7 @@ def test_deck_slides_titles_and_numbers(published, tmp_path):
             frames = [shape.text_frame] if shape.has_text_frame else []
             if shape.has_table:
                 frames += [c.text_frame for row in shape.table.rows for c in row.cells]
-            appendix = {p for p, _ in pages} | {len(titles) - 2, len(titles) - 1}
+            appendix = {p for p, _ in pages} | {len(titles) - k for k in (1, 2, 3)}
             body = Pt(13) if i in appendix else Pt(16)
             # a title steps down from 28 pt to no less than the body's 20 pt to fit its box
             minimum = Pt(20) if shape == slide.shapes.title else body
@@ -673,12 +724,15 @@ REPORT_MODULES = (
     "forecast.report",
     "forecast.report.changes",
     "forecast.report.charts",
+    "forecast.report.checks",
     "forecast.report.deck",
+    "forecast.report.decisions",
     "forecast.report.drivers",
     "forecast.report.fitted_inputs",
     "forecast.report.hardware_walls",
     "forecast.report.html",
     "forecast.report.not_modelled",
+    "forecast.report.slides",
     "forecast.queries.headline",
 )
 
@@ -739,9 +793,8 @@ def test_not_modelled_follows_validation_doc():
         assert len(matches) == 1, f"docs/validation.md bullet without one report item: {bullet!r}"
     for opening in openings:  # ... and every item naming a bullet still has it
         assert any(b.startswith(opening) for b in bullets), opening
-    items, sources = not_modelled()
+    items = not_modelled()
     assert items == [item.text for item in NOT_MODELLED]
-    assert any("docs/validation.md" in s for s in sources)
     # mixture of experts is modelled (expert parallelism): the report must not say otherwise
     moe = [t for t in items if "mixture of experts" in t.lower() or "expert" in t.lower()]
     assert moe and all("modelled simply" in t for t in moe), moe

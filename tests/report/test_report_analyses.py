@@ -30,6 +30,8 @@ from forecast.analyses.sensitivity import (
     SensitivityResult,
     sensitivity_dataset,
 )
+from forecast.priors.registry import input_label, input_unit
+from forecast.queries.formatting import fmt_quantity
 from forecast.report.executive import reader_label
 from forecast.stats.trends import METRICS
 from forecast.store.publisher import add_groups, publish
@@ -167,13 +169,19 @@ def test_report_shows_sobol_ranking_and_tornado(analysed, written):
         order = np.argsort(-sub["total"].values, kind="stable")
         top = str(sub["input"].values[order[0]])
         first = next(r for r in rows if r[0] == label and r[1] == "1")
-        assert first[2] == top
+        assert first[2] == f"{input_label(top)} (`{top}`)"  # plain name first (issue 25)
+        t = sub.isel(input=int(order[0]))
+        p10, p90, unit = float(t["input_p10"]), float(t["input_p90"]), input_unit(top)
+        # the one formatter, with the unit: '18M – 30M tokens', never '1.8e7 – 3.0e7'
+        assert first[3] == f"{fmt_quantity(p10, unit, with_unit=False)} – {fmt_quantity(p90, unit)}"
         t = sub.isel(input=int(order[0]))
         assert first[5] == (
             f"{float(t['total']):.2f} [{float(t['total_low']):.2f}, {float(t['total_high']):.2f}]"
         )
         assert first[6] == f"{float(t['tornado_low']):.1f} → {float(t['tornado_high']):.1f}"
-        assert f"{top} ({float(t['total']):.2f})" in section  # the sentence names the leader
+        label = input_label(top)
+        in_sentence = label[:1].lower() + label[1:] if label[1:2].islower() else label
+        assert f"{in_sentence} ({float(t['total']):.2f})" in section  # names the leader
         ranks = [int(r[1]) for r in rows if r[0] == label]
         assert ranks == list(range(1, len(ranks) + 1))
     assert "scaling.layer_exponent" in page and "Sobol total-order indices" in page
@@ -239,7 +247,7 @@ def test_deck_tornado_from_sobol_and_backtest_slide(analysed, written):
     bt = group(analysed, "backtest")
     prs = Presentation(str(written["deck"]))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 9 <= len(titles) <= 13, titles
+    assert 10 <= len(titles) <= 15, titles
     i = next(k for k, t in enumerate(titles) if "the wall most" in t)
     drivers = slide_text(prs.slides[i])
     assert "from the sensitivity analysis" in drivers

@@ -63,7 +63,15 @@ def slide_texts(slide) -> list[str]:
 
 
 def mult(x: float) -> str:
-    return "infeasible" if math.isinf(x) else (f"{x:.1f}x" if x < 100 else f"{x:.1e}x")
+    """Two significant figures (issue 25: '83.2x' claimed more than the draws hold)."""
+    if math.isinf(x):
+        return "infeasible"
+    if x < 9.95:
+        return f"{x:.1f}x"
+    if x < 9950:
+        return f"{round(x, 1 - int(math.floor(math.log10(x)))):,.0f}x"
+    m, e = f"{x:.1e}".split("e")
+    return f"{m}e{int(e)}x"
 
 
 def cal_year(year: float) -> str:
@@ -152,7 +160,13 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
         # the leader's swing, and those of the inputs tied with it (named beside it)
         4: {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]} | {"10", "90"},
         5: signpost,
-        6: {
+        # what to decide: the hit years, the hit FLOP, the cost, the leader's swing, a signpost
+        6: {cal[1], cal[0], sci0(q(base["hit_flop"].sel(wall="data_movement").values, 0.5))}
+        | {mult(q(c, 0.5)).rstrip("x"), mult(q(c, 0.9)).rstrip("x"), "2032"}
+        | {f"{days:.0f}" if days >= 10 else f"{days:.1f}"}
+        | {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]}
+        | signpost,
+        7: {
             sci0(dm_now),
             sci0(lat_now),
             sci0(lat_2030),
@@ -227,6 +241,18 @@ def test_prose_gives_calendar_years_only(deck):
     prose.append(md.split("## Executive summary", 1)[1].strip().split("\n\n", 1)[0])
     for text in prose:
         assert not DECIMAL_YEAR.search(text), text
+
+
+def test_the_headline_and_its_detail_round_the_hit_flop_alike(deck):
+    """Issue 25 point 5: '6e29' in the headline and '5.8e29' in the next sentence read as two
+    numbers; prose gives the hit FLOP to one significant figure in both."""
+    path, _, _ = deck
+    from forecast.queries.headline import headline, load_forecast
+
+    h = headline(load_forecast(path))
+    flops = re.findall(r"(\d(?:\.\d+)?e\d+) FLOP", f"{h.sentence} {h.detail}")
+    assert len(flops) == 2 and flops[0] == flops[1], (h.sentence, h.detail)
+    assert re.fullmatch(r"\de\d+", flops[0]), flops
 
 
 def test_executive_summary_is_five_sentences_with_the_datasets_numbers(deck):
@@ -401,7 +427,7 @@ def test_deck_of_a_forecast_without_cost_variables_still_builds(tmp_path):
     path = publish(synthetic_tree(FIRST_ID, seed=4, cost=False), tmp_path / "o", FIRST_ID)
     prs = Presentation(str(write_deck_file(path / "forecast.nc", tmp_path / "d")))
     titles = [s.shapes.title.text for s in prs.slides]
-    assert 8 <= len(titles) <= 12 and not any("cost" in t for t in titles)
+    assert 9 <= len(titles) <= 14 and not any("cost" in t for t in titles)
     assert not any("first forecast" in t for t in titles)  # no empty "what changed" slide
     assert overflows(prs) == []
 
@@ -526,14 +552,14 @@ def test_the_sensitivity_title_fits_with_the_longest_input_names():
     from pptx import Presentation
 
     from forecast.priors.registry import PARAMETERS
-    from forecast.report import deck as deck_module
+    from forecast.report import slides as slides_module
     from forecast.report.executive import lead_title, reader_label
     from forecast.report.textfit import overflows
 
     longest = sorted(PARAMETERS, key=lambda k: -len(reader_label(k)))[:3]
     prs = Presentation()
-    prs.slide_width, prs.slide_height = deck_module.WIDTH, deck_module.HEIGHT
+    prs.slide_width, prs.slide_height = slides_module.WIDTH, slides_module.HEIGHT
     for n in (1, 2, 3):
         effects = [_effect(k, 10.0 - i, (0.2, 0.3)) for i, k in enumerate(longest[:n])]
-        deck_module._new(prs, lead_title(effects))
+        slides_module.new_slide(prs, lead_title(effects))
     assert overflows(prs) == [], [s.shapes.title.text for s in prs.slides]

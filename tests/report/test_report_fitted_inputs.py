@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -22,8 +23,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_report import SECOND_ID, md_table, synthetic_tree
 
-from forecast.priors.registry import FITTED_INPUTS, PARAMETERS, PROPAGATED_KEYS
+from forecast.priors.registry import FITTED_INPUTS, PARAMETERS, PROPAGATED_KEYS, input_label
 from forecast.queries.formatting import fmt_count, fmt_value
+from forecast.report.fitted_inputs import data_words
 from forecast.store.publisher import publish
 
 REPO = Path(__file__).resolve().parents[2]
@@ -219,6 +221,18 @@ def test_quantity_carries_its_unit_for_every_registry_unit():
         assert spec.unit == "1" or not re.fullmatch(r"[\d.]+", text), (spec.key, text)
 
 
+def test_cost_multipliers_carry_two_significant_figures_at_most():
+    """Issue 25 point 5: '83.2x' claimed a precision the draws lack; two figures everywhere."""
+    from forecast.queries.formatting import fmt_multiplier
+
+    cases = {1.0: "1.0x", 1.26: "1.3x", 9.96: "10x", 83.2: "83x", 125.0: "120x"}
+    cases |= {2549.0: "2,500x", 9951.0: "1.0e4x", 123456.0: "1.2e5x", math.inf: "infeasible"}
+    assert {x: fmt_multiplier(x) for x in cases} == cases
+    for x in np.geomspace(1.0, 1e7, 200):  # never more than two significant digits
+        digits = re.sub(r"e\d+", "", fmt_multiplier(float(x))).strip("x").replace(",", "")
+        assert len(digits.replace(".", "").lstrip("0").rstrip("0")) <= 2, (x, digits)
+
+
 def test_every_registry_key_has_a_plain_label():
     from forecast.priors.registry import PARAMETERS, ParameterSpec, input_label
 
@@ -247,7 +261,8 @@ def test_one_sentence_per_fitted_input_with_the_trees_quantiles(evidence):
         line = next(b for b in bullets if f"fitted to {ROWS[spec.law]} " in b and pr[1] in b)
         assert f"prior median {pr[1]}" in line and f"80%: {pr[0]}–{pr[2]})" in line, line
         assert f"posterior {po[1]}" in line and f"({po[0]}–{po[2]})" in line, line
-        assert f"of data/{spec.table} ({spec.law} law)." in line
+        noun = data_words(spec.table)  # the data by what it holds, never its file (issue 25)
+        assert f"{ROWS[spec.law]} {noun} ({spec.law} law)." in line and ".csv" not in line
     # independently of the formatter: the batch sentence's posterior median in tokens
     batch = next(b for b in bullets if b.startswith("The 2024 critical batch"))
     median = float(re.search(r"posterior (\d+(?:\.\d+)?)M tokens", batch).group(1)) * 1e6
@@ -288,20 +303,24 @@ def test_provenance_table_lists_every_input_of_the_baseline(evidence):
     part = section(md, PROVENANCE_HEADING)
     with xr.open_datatree(path, engine="h5netcdf") as tree:
         prov = json.loads(tree.attrs["input_provenance"])["baseline"]
-    rows = {r[0]: r for r in md_table(part, "input | kind | from")}
+    # the input by its plain name, then its priors-file key as code
+    named = {r[0]: r for r in md_table(part, "input | kind | from")}
+    rows = {re.fullmatch(r".+ \(`([\w.]+)`\)", name).group(1): r for name, r in named.items()}
     assert set(rows) == set(prov) == set(PROPAGATED_KEYS)
     for key, entry in prov.items():
+        assert rows[key][0] == f"{input_label(key)} (`{key}`)"
         assert rows[key][1] == entry["kind"]
-        if entry["kind"] == "fitted":
+        if entry["kind"] == "fitted":  # the data by what it holds, not by its file
             assert rows[key][2].startswith(f"fitted to {entry['rows']} ")
-            assert entry["table"] in rows[key][2]
+            assert data_words(entry["table"]) in rows[key][2] and ".csv" not in rows[key][2]
         else:  # the cite keys of its source, each listed in docs/sources.md
             cites = re.findall(r"\[([a-z0-9][a-z0-9.+-]*)\]", entry["source"])
             assert cites and all(f"[{c}]" in rows[key][2] for c in cites), key
     fitted = sum(e["kind"] == "fitted" for e in prov.values())
     prior = sum(e["kind"] == "prior" for e in prov.values())
     assert f"{fitted} fitted to data" in part and f"{prior} drawn from a prior" in part
-    assert "late-walls: scaling.batch_tokens_2024." in part  # the scenario's what-if
+    batch = input_label("scaling.batch_tokens_2024")
+    assert f"late-walls: {batch} (`scaling.batch_tokens_2024`)." in part  # the scenario's what-if
     # the propagated count reconciled with the deck's count of the priors file (issue 25)
     with xr.open_datatree(path, engine="h5netcdf") as tree:
         priors = tomllib.loads(str(tree.attrs["priors_text"]))
@@ -355,6 +374,8 @@ def test_sobol_caption_says_fitted_inputs_enter_through_the_posterior(tmp_path):
     assert len(fitted) == 3  # batch level, depth exponent, frontier growth
     assert f"the {len(fitted)} inputs the forecast fitted to data" in part
     rows = md_table(part, "wall | rank | input")
+    for r in rows:  # 'Plain name (`key`)': the key a priors file uses, after the name
+        r[2] = re.fullmatch(r".+ \(`([\w.]+)`\)", r[2]).group(1)
     kinds = dict(zip(sens["input"].values.astype(str), sens["input_kind"].values, strict=True))
     assert rows and all(r[-1] == kinds[r[2]] for r in rows)  # column "drawn from"
     assert {r[2] for r in rows if r[-1] == "posterior"} == set(fitted)
@@ -442,7 +463,7 @@ def test_forecast_with_prior_group_but_no_provenance(tmp_path, attr):
     md = write_report_files(path, tmp_path / "r", accelerators=False)["report_md"].read_text()
     part = section(md, HEADING)
     assert NO_PROVENANCE in part and PROVENANCE_HEADING not in md
-    assert "fitted to data/model_shapes.csv (batch law)." in part  # no row count to give
+    assert "fitted to published models (batch law)." in part  # no row count to give
 
 
 # ----------------------------------------------------------------------------- deck
@@ -467,8 +488,9 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     prs = Presentation(str(write_deck_file(path, tmp_path / "d", previous=False)))
     titles = [s.shapes.title.text for s in prs.slides]
     main = [t for t in titles if not t.startswith("Appendix: ")]
-    # the appendix: assumptions (1-2 slides), the scenarios, the sources
-    assert 9 <= len(main) <= 10 and 3 <= len(titles) - len(main) <= 4, titles  # title slide
+    # the title slide and 9-10 main slides; the appendix: assumptions (1-2 slides), the
+    # scenarios, the method, the sources
+    assert 10 <= len(main) <= 11 and 4 <= len(titles) - len(main) <= 5, titles
     assert titles[: len(main)] == main  # the appendix comes last
     assert overflows(prs) == []
     i = next(k for k, t in enumerate(titles) if t.startswith("Fitted to data"))
@@ -488,8 +510,8 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     kinds = [e["kind"] for e in prov.values()]
     text = slide_text(slide)
     assert (
-        f"Inputs: {kinds.count('fitted')} fitted to data (data/model_shapes.csv, "
-        f"data/scaleup_domains.csv), {kinds.count('prior')} priors with a public source, "
+        f"Inputs: {kinds.count('fitted')} fitted to data (published models, "
+        f"shipped systems), {kinds.count('prior')} priors with a public source, "
         f"{kinds.count('fixed')} fixed" in text
     )
     tornado = next(k for k, t in enumerate(titles) if "the wall most" in t)
@@ -497,14 +519,14 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
 
 
 def test_report_shows_the_loo_checks_of_the_tree(evidence):
-    from forecast.report.html import CHECKS_NOTE
+    from forecast.report.checks import CHECKS_NOTE
 
     _, written = evidence
     md = written["report_md"].read_text()
     part = section(md, HEADING)
     assert CHECKS_NOTE in part
     lines = {line.split("|")[1].strip(): line for line in part.splitlines() if line.count("|") > 6}
-    assert "| data/model_shapes.csv | 88 | 58% | 82% | 94% | 0.36 |" in lines["depth"]
+    assert "| published models | 88 | 58% | 82% | 94% | 0.36 |" in lines["depth"]
     assert "| 6 | 50% | 67% | 100% | 0.75 (1 above 0.7) |" in lines["domain"]
 
 

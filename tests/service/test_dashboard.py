@@ -20,7 +20,7 @@ import httpx
 import pytest
 from support.browser import Browser, chromium_path, screenshot_dir
 
-from forecast.queries.formatting import fmt_year
+from forecast.queries.formatting import fmt_calendar_year
 
 pytestmark = pytest.mark.slow
 
@@ -129,10 +129,11 @@ def test_choosing_a_scenario_shows_the_apis_interval(page):
         assert shown["scenario"] == "six-month-runs"
         for key in ("median", "lower", "upper"):
             assert shown[key] == str(api[key]) or float(shown[key]) == api[key], (wall, key)
-        last = 2045
+        last = 2045  # issue 25: the headline figure in calendar years, as the report prints it
         expected = (
-            f"{fmt_year(float(api['median']), last)} (80%: {fmt_year(float(api['lower']), last)}"
-            f" – {fmt_year(float(api['upper']), last)})"
+            f"{fmt_calendar_year(float(api['median']), last)} (80%: "
+            f"{fmt_calendar_year(float(api['lower']), last)}–"
+            f"{fmt_calendar_year(float(api['upper']), last)})"
         )
         assert shown["text"] == expected
     # six-month runs allow more serial steps: the latency wall moves later
@@ -143,11 +144,15 @@ def test_choosing_a_scenario_shows_the_apis_interval(page):
 
 def test_probability_by_year_equals_the_api(page):
     browser, server, _ = page
+    """'By the end of 2033' (issue 25: 'by 2034' read as either end) is the share of draws
+    whose fractional hit year comes before 2034.0, the API's p_hit_by at 2034."""
     browser.evaluate(
-        "(() => { const s = document.getElementById('by-year'); s.value = '2034';"
+        "(() => { const s = document.getElementById('by-year'); s.value = '2033';"
         " s.dispatchEvent(new Event('input')); })()"
     )
-    browser.wait_for("document.getElementById('p-hit-latency')?.dataset.year === '2034'")
+    browser.wait_for("document.getElementById('p-hit-latency')?.dataset.year === '2033'")
+    text = browser.evaluate("document.getElementById('p-hit-latency').textContent")
+    assert "by the end of 2033" in text, text
     scenario = browser.evaluate("document.getElementById('scenario').value")
     api = httpx.get(
         f"{server}/v1/forecasts/latest/intervals",

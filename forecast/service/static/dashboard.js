@@ -35,6 +35,12 @@ function fmtYear(v) {
   return isInf(v) ? `not by ${state.lastYear}` : Number(v).toFixed(1);
 }
 
+// A hit year in a sentence or a headline figure: the calendar year it falls in, after
+// rounding to the tables' one decimal (2029.9 -> 2029), as the report and deck print it.
+function fmtCalendarYear(v) {
+  return isInf(v) ? `not by ${state.lastYear}` : String(Math.floor(Math.round(Number(v) * 10) / 10));
+}
+
 function fmtFlop(v) {
   if (isInf(v)) return "not hit";
   const [mantissa, exponent] = Number(v).toExponential(1).split("e");
@@ -93,8 +99,10 @@ async function renderIntervals(scenario, prob) {
     const pct = fmtPct(year.prob);
     card.append(
       el("p", { class: "big", "data-role": "year" },
-        `${fmtYear(year.median)} (${pct}: ${fmtYear(year.lower)} – ${fmtYear(year.upper)})`),
-      el("p", { class: "note" }, "hit year, median and credible interval"),
+        `${fmtCalendarYear(year.median)} (${pct}: ${fmtCalendarYear(year.lower)}–${fmtCalendarYear(year.upper)})`),
+      el("p", { class: "note" },
+        `hit year: median and credible interval, calendar years (as decimal years ${fmtYear(year.median)}, ` +
+        `${fmtYear(year.lower)}–${fmtYear(year.upper)})`),
       el("p", { "data-role": "flop" },
         `${fmtFlop(flop.median)} FLOP (${pct}: ${fmtFlop(flop.lower)} – ${fmtFlop(flop.upper)})`),
       el("p", { class: "note" },
@@ -106,9 +114,11 @@ async function renderIntervals(scenario, prob) {
 }
 
 async function renderProbabilityByYear(scenario) {
+  // calendar year Y: hit during Y or earlier, i.e. a fractional hit year before Y + 1
   const year = selected("by-year");
+  const through = Number(year) + 1;
   document.getElementById("by-year-value").textContent = year;
-  const out = await api(intervalsUrl({ var: "hit_year", scenario, year }));
+  const out = await api(intervalsUrl({ var: "hit_year", scenario, year: through }));
   const box = document.getElementById("p-hit");
   const items = [];
   for (const row of out.rows) {
@@ -116,9 +126,10 @@ async function renderProbabilityByYear(scenario) {
     const item = el("div", { class: "p-item", id: `p-hit-${row.wall}` });
     item.dataset.probability = p;
     item.dataset.year = year;
+    item.dataset.through = through;
     item.style.borderLeftColor = COLOUR[row.wall];
     item.append(el("span", { class: "big" }, fmtPct(p)),
-      el("span", {}, ` probability the ${WALL_LABEL[row.wall]} wall is hit by ${year} (${scenario})`));
+      el("span", {}, ` probability the ${WALL_LABEL[row.wall]} wall is hit by the end of ${year} (${scenario})`));
     items.push(item);
   }
   box.replaceChildren(...items);
@@ -408,7 +419,7 @@ async function init() {
   for (const name of forecast.scenarios) scenario.append(el("option", { value: name }, name));
   const slider = document.getElementById("by-year");
   slider.min = Math.ceil(forecast.years[0]);
-  slider.max = state.lastYear;
+  slider.max = state.lastYear - 1; // "by the end of Y" reads the grid at Y + 1
   slider.value = Math.min(Math.max(2030, slider.min), slider.max);
   scenario.addEventListener("change", () => renderForecast().catch(fail));
   document.getElementById("prob").addEventListener("change", () => renderForecast().catch(fail));
