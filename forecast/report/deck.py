@@ -228,7 +228,47 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             text += f" Total index of the {label}: {b.text} with priors only → {a.text} now."
         note(slide, text)
 
-    # 4b. backtest (only when the forecast has a backtest group)
+    # 5. evidence: comparison with published estimates
+    cmp = comparison(fc)
+    cf = cmp.figures
+    slide = new_slide(
+        prs,
+        f"Our 2024 data-movement wall: {cf['dm_wall_median'].text} FLOP; against the paper's "
+        "~1e28 (abstract), 2e28 (blog)",
+    )
+    record(cf["dm_wall_median"])
+    fig = charts.comparison_chart(cmp.rows, scale=CHART_SCALE, figsize=(12.5, 4.0))
+    pic = add_picture(slide, fig, MARGIN, top, content_w, Inches(3.3))
+    years_text = (
+        "is not reached by the last forecast year"
+        if cf["dm_years_after_2024"].text == "never"
+        else f"is hit in {cf['dm_hit_year_median'].text} (median), "
+        f"{cf['dm_years_after_2024'].text} years after 2024"
+    )
+    add_text(
+        slide,
+        [
+            f"[erdil2024]: utilization falls beyond ~1e28 FLOP on an H100 (3 months; 2e28 in "
+            "[erdil2024-blog] and [epoch-simulator]), reached in about three years; here the "
+            f"data-movement wall {years_text}. Its latency wall: ~1e31 (blog: 2e31); here "
+            f"{cf['latency_wall_now_median'].text} FLOP for the 2024 accelerator (median).",
+            f"[sevilla2024-2030]: latency wall in 2030 near 3e31 FLOP (3e30–1e32); here "
+            f"{cf['latency_wall_median'].text} FLOP (median).",
+        ],
+        MARGIN,
+        pic.top + pic.height + Inches(0.15),
+        content_w,
+        HEIGHT - (pic.top + pic.height) - Inches(0.3),
+        size=18,
+    )
+    record(
+        cf["latency_wall_median"],
+        cf["latency_wall_now_median"],
+        cf["dm_years_after_2024"],
+        cf["dm_hit_year_median"],
+    )
+
+    # 6. evidence: backtest (only when the forecast has a backtest group)
     bt = backtest_summary(fc)
     if bt is not None:
         pooled = [bt.row(o)["coverage_80"] for o in bt.origins]
@@ -273,7 +313,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             slide, lines, MARGIN + chart_w + Inches(0.2), top, side_w, HEIGHT - top - Inches(0.2)
         )
 
-    # 5. signposts
+    # 7. what to watch: signposts
     posts = signposts(fc, h.wall)
     if posts:
         p = posts[0]
@@ -304,53 +344,30 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         now = "median (posterior when fitted)" if fitted_keys(fc) else "prior median"
         note(slide, f"Estimate now: {now}. Sources: the appendix.", Inches(0.6))
 
-    # 5b. what this means and what to decide
+    # 8. what this means and what to decide
     d = decisions(fc)
     slide = new_slide(prs, d.title)
     record(*d.figures)
     add_text(slide, d.points, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), space_after=14)
 
-    # 6. comparison with published estimates
-    cmp = comparison(fc)
-    cf = cmp.figures
-    slide = new_slide(
-        prs,
-        f"Our 2024 data-movement wall: {cf['dm_wall_median'].text} FLOP; against the paper's "
-        "~1e28 (abstract), 2e28 (blog)",
-    )
-    record(cf["dm_wall_median"])
-    fig = charts.comparison_chart(cmp.rows, scale=CHART_SCALE, figsize=(12.5, 4.0))
-    pic = add_picture(slide, fig, MARGIN, top, content_w, Inches(3.3))
-    years_text = (
-        "is not reached by the last forecast year"
-        if cf["dm_years_after_2024"].text == "never"
-        else f"is hit in {cf['dm_hit_year_median'].text} (median), "
-        f"{cf['dm_years_after_2024'].text} years after 2024"
-    )
-    add_text(
-        slide,
-        [
-            f"[erdil2024]: utilization falls beyond ~1e28 FLOP on an H100 (3 months; 2e28 in "
-            "[erdil2024-blog] and [epoch-simulator]), reached in about three years; here the "
-            f"data-movement wall {years_text}. Its latency wall: ~1e31 (blog: 2e31); here "
-            f"{cf['latency_wall_now_median'].text} FLOP for the 2024 accelerator (median).",
-            f"[sevilla2024-2030]: latency wall in 2030 near 3e31 FLOP (3e30–1e32); here "
-            f"{cf['latency_wall_median'].text} FLOP (median).",
-        ],
-        MARGIN,
-        pic.top + pic.height + Inches(0.15),
-        content_w,
-        HEIGHT - (pic.top + pic.height) - Inches(0.3),
-        size=18,
-    )
-    record(
-        cf["latency_wall_median"],
-        cf["latency_wall_now_median"],
-        cf["dm_years_after_2024"],
-        cf["dm_hit_year_median"],
-    )
+    # 9. what changed (none on a first forecast: an empty slide says nothing; the report says so)
+    if not changes.first:
+        years_only = Changes(
+            changes.previous_id, moved=[m for m in changes.moved if m["what"] == "year"]
+        )
+        moved = change_sentences(years_only, last) or ["No median hit year moved."]
+        slide = new_slide(
+            prs, f"Since forecast {changes.previous_id}: {len(years_only.moved)} hit years moved"
+        )
+        if len(moved) > 4:
+            moved = [*moved[:3], f"… and {len(moved) - 3} more in report.html"]
+        data = [clip(d, 90) for d in changes.data[:2]]
+        if len(changes.data) > 2:
+            data.append(f"… and {len(changes.data) - 2} more in report.html")
+        lines = [*moved, ("Data and inputs:", BODY_PT, True, DARK), *data]
+        add_text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
 
-    # 6b. the paper's framing: hardware frozen at the H100 (only with a frozen_hardware group)
+    # 10. appendix: the paper's framing, hardware frozen at the H100 (only with the group)
     fz = frozen_summary(fc)
     if fz is not None:
         dm_f, dm_full = fz.frozen["data_movement"], fz.full["data_movement"]
@@ -359,7 +376,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         frozen_wall = Figure(dm_f["wall_flop"], fmt_flop(dm_f["wall_flop"]))
         slide = new_slide(
             prs,
-            f"Data-movement wall at frozen {fz.accelerator.removeprefix('NVIDIA ')} hardware: "
+            f"Appendix: data-movement wall at frozen {fz.accelerator.removeprefix('NVIDIA ')} "
+            "hardware: "
             f"{frozen_year.text}; with improving hardware: {full_year.text}",
         )
         record(frozen_year, full_year, frozen_wall)
@@ -388,7 +406,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             size=18,
             space_after=14,
         )
-    # 6c. what the data says: prior against posterior of the fitted inputs
+    # 11. appendix: what the data says, prior against posterior of the fitted inputs
     items = fitted_inputs(fc)
     if items is not None:
         it = headline_input(items)
@@ -396,7 +414,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         unit = " tokens" if it.unit == "tokens" else ""
         slide = new_slide(
             prs,
-            f"Fitted to data, {it.label[0].lower() + it.label[1:]} is "
+            f"Appendix: fitted to data, {it.label[0].lower() + it.label[1:]} is "
             f"{ef['posterior_median'].text}{unit} (80%: {ef['posterior_lower'].text}–"
             f"{ef['posterior_upper'].text}), not the prior's {ef['prior_median'].text}",
         )
@@ -420,24 +438,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             )
         note(slide, inputs_line)
 
-    # 7. what changed (none on a first forecast: an empty slide says nothing; the report says so)
-    if not changes.first:
-        years_only = Changes(
-            changes.previous_id, moved=[m for m in changes.moved if m["what"] == "year"]
-        )
-        moved = change_sentences(years_only, last) or ["No median hit year moved."]
-        slide = new_slide(
-            prs, f"Since forecast {changes.previous_id}: {len(years_only.moved)} hit years moved"
-        )
-        if len(moved) > 4:
-            moved = [*moved[:3], f"… and {len(moved) - 3} more in report.html"]
-        data = [clip(d, 90) for d in changes.data[:2]]
-        if len(changes.data) > 2:
-            data.append(f"… and {len(changes.data) - 2} more in report.html")
-        lines = [*moved, ("Data and inputs:", BODY_PT, True, DARK), *data]
-        add_text(slide, lines, MARGIN, top, content_w, HEIGHT - top - Inches(0.3), size=18)
-
-    # 8. appendix: assumptions, as a table of plain names with units (no registry key), over as
+    # 12. appendix: assumptions, as a table of plain names with units (no registry key), over as
     # many slides as keep every row readable
     rows = assumption_rows(fc)
     fixed = sum(r.fixed for r in rows)
@@ -469,7 +470,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             Inches(0.6),
         )
 
-    # 8b. appendix: what each scenario assumes (only with more than the baseline)
+    # 13. appendix: what each scenario assumes (only with more than the baseline)
     defs = scenario_definitions(fc)
     if len(defs) > 1:
         slide = new_slide(prs, f"Appendix: the {len(defs)} scenarios")
@@ -485,7 +486,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             row_in=0.42,
         )
 
-    # 8c. appendix: the method, as the report's diagram with one line per step
+    # 14. appendix: the method, as the report's diagram with one line per step
     slide = new_slide(prs, "Appendix: how the forecast is made")
     fig = method_chart(scale=1.3, figsize=(13.0, 4.3))
     pic = add_picture(slide, fig, MARGIN, top, content_w, Inches(3.55))
@@ -508,7 +509,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
         space_after=6,
     )
 
-    # 9. appendix: sources, every one the slides cite (short form where written, else the
+    # 15. appendix: sources, every one the slides cite (short form where written, else the
     # bibliography's), so the deck stands alone
     lines = source_lines([t for s in prs.slides for t in slide_texts(s)])
     slide = new_slide(prs, "Appendix: sources")

@@ -159,14 +159,14 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
         3: {cal_year(min(meds)), cal_year(max(meds))},
         # the leader's swing, and those of the inputs tied with it (named beside it)
         4: {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]} | {"10", "90"},
-        5: signpost,
+        6: signpost,
         # what to decide: the hit years, the hit FLOP, the cost, the leader's swing, a signpost
-        6: {cal[1], cal[0], sci0(q(base["hit_flop"].sel(wall="data_movement").values, 0.5))}
+        7: {cal[1], cal[0], sci0(q(base["hit_flop"].sel(wall="data_movement").values, 0.5))}
         | {mult(q(c, 0.5)).rstrip("x"), mult(q(c, 0.9)).rstrip("x"), "2032"}
         | {f"{days:.0f}" if days >= 10 else f"{days:.1f}"}
         | {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]}
         | signpost,
-        7: {
+        5: {
             sci0(dm_now),
             sci0(lat_now),
             sci0(lat_2030),
@@ -342,7 +342,7 @@ def test_signposts_give_every_value_with_its_unit(deck):
         assert p.cells()[1:4] == cells, (p.key, p.cells())
         # a value with a unit says it (a bare exponent has none)
         assert p.unit == "1" or re.search(r"[A-Za-zµ%]", cells[0].replace("e", "")), cells
-    table = next(sh.table for sh in prs.slides[5].shapes if sh.has_table)
+    table = next(sh.table for sh in prs.slides[6].shapes if sh.has_table)
     shown = [[c.text for c in row.cells] for row in list(table.rows)[1:]]
     assert shown == [p.cells() for p in posts]
 

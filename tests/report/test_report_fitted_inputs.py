@@ -447,7 +447,7 @@ def test_old_forecast_renders_without_the_sections(tmp_path):
     assert section(md, HEADING).strip() == NO_EVIDENCE
     assert PROVENANCE_HEADING not in md and "prior_posterior.png" not in md
     titles = [s.shapes.title.text for s in Presentation(str(written["deck"])).slides]
-    assert not any(t.startswith("Fitted to data") for t in titles)
+    assert not any(t.startswith("Appendix: fitted to data") for t in titles)
 
 
 @pytest.mark.parametrize("attr", [None, "{not json", "[]"])
@@ -488,19 +488,18 @@ def test_deck_slide_reads_back_and_fits(evidence, tmp_path):
     prs = Presentation(str(write_deck_file(path, tmp_path / "d", previous=False)))
     titles = [s.shapes.title.text for s in prs.slides]
     main = [t for t in titles if not t.startswith("Appendix: ")]
-    # the title slide and 9-10 main slides; the appendix: assumptions (1-2 slides), the
-    # scenarios, the method, the sources
-    assert 10 <= len(main) <= 11 and 4 <= len(titles) - len(main) <= 5, titles
+    # the title slide, the answer, 3-5 evidence slides, what to watch and what to decide; the
+    # appendix: what the data says, assumptions (1-2 slides), the scenarios, method, sources
+    assert 9 <= len(main) <= 10 and 5 <= len(titles) - len(main) <= 6, titles
     assert titles[: len(main)] == main  # the appendix comes last
+    assert main[-1].startswith("What to decide") and main[-2].startswith("Watch the ")
     assert overflows(prs) == []
-    i = next(k for k, t in enumerate(titles) if t.startswith("Fitted to data"))
-    assert (
-        titles[i - 1].startswith("Our 2024 data-movement wall") and i == len(main) - 1
-    )  # appendix next
+    i = next(k for k, t in enumerate(titles) if t.startswith("Appendix: fitted to data"))
+    assert i == len(main)  # the appendix opens with the evidence behind the inputs
     lo, med, hi = (fmt_count(v) for v in quantiles(path, "posterior", "batch_tokens_2024"))
     prior_med = fmt_count(quantiles(path, "prior", "batch_tokens_2024")[1])
     assert titles[i] == (
-        f"Fitted to data, the 2024 critical batch is {med} tokens (80%: {lo}–{hi}), "
+        f"Appendix: fitted to data, the 2024 critical batch is {med} tokens (80%: {lo}–{hi}), "
         f"not the prior's {prior_med}"
     )
     slide = prs.slides[i]

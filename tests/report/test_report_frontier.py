@@ -128,7 +128,7 @@ def test_deck_has_the_frozen_slide_and_the_frontier_coverage(analysed, written):
     titles = [s.shapes.title.text for s in prs.slides]
     fz = group(analysed, "frozen_hardware")
     frozen = interval(fz["hit_year"].sel(wall="data_movement").values)
-    title = next(t for t in titles if t.startswith("Data-movement wall at frozen H100"))
+    title = next(t for t in titles if t.startswith("Appendix: data-movement wall at frozen H100"))
     assert fmt_calendar_year(frozen["median"], 2045) in title
     # issue 25: the slide shows the two distributions, not text over half an empty slide
     assert any(sh.shape_type == 13 for sh in prs.slides[titles.index(title)].shapes)
