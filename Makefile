@@ -76,8 +76,13 @@ run: $(STAMP)
 	@echo "wrote outputs/walls.json (walls of every accelerator in data/hardware.csv)"
 	$(VENV)/bin/wallcast analyse
 
+# Two workers (pytest-xdist), each running whole test files (--dist loadfile), so a module's
+# fixtures (a published forecast, a fit) are built once, in one worker; every worker has its own
+# PREFECT_HOME and JAX cache (tests/conftest.py). TEST_WORKERS=0 runs in one process.
+# --durations: the slowest tests, for the suite-time budget (BENCHMARKS.md).
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(VENV)/bin/pytest -q --durations=30  # the slowest tests, for the suite-time budget (BENCHMARKS.md)
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=30
 
 # The machine-sensitive tests (NUTS fits, the convergence gate, the stored references, every
 # shipped priors file) again with XLA compiling for the instruction set below this CPU's: the
@@ -88,7 +93,8 @@ test-other-isa: $(STAMP)
 	    echo "test-other-isa: not an x86 CPU, no older instruction set to emulate; skipped"; exit 0; \
 	  fi; \
 	  echo "machine-sensitive tests under XLA_FLAGS=--xla_cpu_max_isa=$$isa"; \
-	  XLA_FLAGS="$${XLA_FLAGS:-} --xla_cpu_max_isa=$$isa" $(VENV)/bin/pytest -q -m machine_sensitive
+	  XLA_FLAGS="$${XLA_FLAGS:-} --xla_cpu_max_isa=$$isa" $(VENV)/bin/pytest -q -m machine_sensitive \
+	    -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
