@@ -155,25 +155,28 @@ def fan_chart(
             hf = interval(ds["hit_flop"].sel(wall=wall).values) if "hit_flop" in ds else None
             if hf is None or not (math.isfinite(hy["median"]) and math.isfinite(hf["median"])):
                 continue
+            last = int(years[-1])
             lo = hy["lower"] if math.isfinite(hy["lower"]) else hy["median"]
-            hi = hy["upper"] if math.isfinite(hy["upper"]) else years[-1]
+            open_ended = not math.isfinite(hy["upper"])  # past the last year: no end cap
+            hi = years[-1] if open_ended else hy["upper"]
             colour = wall_colour(wall, i)
-            ax.errorbar(
-                [hy["median"]],
+            ax.plot([lo, hi], [hf["median"]] * 2, color="black", lw=1.6, zorder=5)
+            ax.plot([lo], [hf["median"]], "|", color="black", ms=10, mew=1.6, zorder=5)
+            ax.plot(
+                [hi],
                 [hf["median"]],
-                xerr=[[hy["median"] - lo], [hi - hy["median"]]],
-                fmt="o",
-                ms=9,
-                color=colour,
-                mec="black",
-                ecolor="black",
-                elinewidth=1.6,
-                capsize=5,
+                ">" if open_ended else "|",
+                color="black",
+                ms=10 if not open_ended else 7,
+                mew=1.6,
                 zorder=5,
             )
-            span = f"{fmt_calendar_year(lo)}–{fmt_calendar_year(hi, int(years[-1]))}"
+            ax.plot([hy["median"]], [hf["median"]], "o", ms=9, color=colour, mec="black", zorder=6)
+            # the headline's words for the interval ('2042–after 2045'), never the axis end
+            upper = f"after {last}" if open_ended else fmt_calendar_year(hy["upper"], last)
             ax.annotate(
-                f"hits the {wall_label(wall)} wall: {fmt_calendar_year(hy['median'])} ({span})",
+                f"hits the {wall_label(wall)} wall: {fmt_calendar_year(hy['median'], last)} "
+                f"({fmt_calendar_year(lo, last)}–{upper})",
                 (hy["median"], hf["median"]),
                 xytext=(12, -18),
                 textcoords="offset points",
@@ -231,7 +234,7 @@ def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
             share, _ = np.histogram(finite, bins=bins)
             share = share / max(v.size, 1)
             not_hit = 1.0 - finite.size / max(v.size, 1)
-            median = float(np.quantile(v, 0.5)) if v.size else math.inf
+            median = interval(v)["median"] if v.size else math.inf  # as the headline's
             shares[(wall, scenario)] = (share, not_hit, median)
     peak = max((float(s.max()) for s, *_ in shares.values() if s.size), default=1.0) or 1.0
     height = 0.85 / peak  # the tallest bar of any row fills 85% of its row
@@ -252,8 +255,14 @@ def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
                 if math.isfinite(median):
                     ax.plot([median, median], [base, base + 0.9], color="0.15", lw=1.8)
                 note = "<1%" if 0 < not_hit < 0.01 else f"{not_hit:.0%}"
-                ax.text(
-                    years[-1] - 0.3, base + 0.45, note, ha="right", va="center", fontsize="small"
+                ax.text(  # right of the axes, clear of the bars
+                    1.02,
+                    base + 0.4,
+                    note,
+                    transform=ax.get_yaxis_transform(),
+                    ha="left",
+                    va="center",
+                    fontsize="small",
                 )
             ax.set_title(f"{wall_label(wall)} wall")
             _integer_years(ax)
@@ -261,11 +270,12 @@ def hit_year_chart(fc: Forecast, *, scale: float = 1.0, figsize=None) -> Figure:
             ax.set_xlim(years[0], years[-1])
             ax.set_ylim(-0.15, rows)
             ax.text(
-                years[-1] - 0.3,
-                rows - 0.05,
-                f"not hit by {last}",
-                ha="right",
-                va="top",
+                1.02,
+                rows - 0.15,
+                f"not hit\nby {last}",
+                transform=ax.get_yaxis_transform(),
+                ha="left",
+                va="bottom",
                 fontsize="small",
                 fontstyle="italic",
             )
@@ -773,10 +783,21 @@ def cost_scenarios_chart(
             ax.plot([lo, hi], [i, i], color=VERMILLION, lw=4, solid_capstyle="butt")
             if q["upper"] > COST_CAP:
                 ax.plot([COST_CAP], [i], ">", color=VERMILLION, ms=10)
-            ax.plot([med], [i], "o", color=VERMILLION, mec="black", ms=8)
-            note = f"{fmt_multiplier(q['median'])}"
-            if q["not_hit_fraction"] > 0:
-                note += f"; infeasible {q['not_hit_fraction']:.0%}"
+            capped = q["median"] > COST_CAP  # a median past the axis: an arrow, not a dot at it
+            ax.plot(
+                [med],
+                [i],
+                ">" if capped else "o",
+                color=VERMILLION,
+                mec="black",
+                ms=10 if capped else 8,
+            )
+            note = (
+                fmt_multiplier(q["median"]) if math.isfinite(q["median"]) else "median infeasible"
+            )
+            share = q["not_hit_fraction"]
+            if share > 0:
+                note += "; infeasible in " + ("<1%" if share < 0.005 else f"{share:.0%}")
             ax.text(COST_CAP * 1.35, i, note, va="center", fontsize="small")
         ax.set_xscale("log")
         ax.set_xlim(0.9, COST_CAP * 5)

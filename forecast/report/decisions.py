@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from forecast.queries.formatting import calendar_year
+from forecast.queries.formatting import calendar_year, fmt_pct
 from forecast.queries.headline import Forecast, headline, prose_flop, wall_label
 from forecast.report.executive import (
     Figure,
@@ -29,7 +29,7 @@ DECISIONS_HEADING = "What this means and what to decide"
 WALL_CONSEQUENCE = {
     "data_movement": "utilization falls below 80% of the small-scale maximum, so each FLOP costs "
     "more",
-    "latency": "no plan finishes the run in its length at any utilization",
+    "latency": "no plan finishes the run in its length, at any utilization",
 }
 
 
@@ -42,83 +42,109 @@ class Decisions:
     figures: list[Figure] = field(default_factory=list)
 
 
+def _timing(fc: Forecast, h, wall: str, figures: list[Figure]) -> tuple[str, str]:
+    """The timing point and the slide's title."""
+    y, last = h.year, fc.last_year
+    if math.isfinite(y["median"]):
+        lower = Figure(y["lower"], str(calendar_year(y["lower"])))
+        median = Figure(y["median"], str(calendar_year(y["median"])))
+        figures += [lower, median]
+        return (
+            f"Timing: plan frontier runs from {lower.text} for the {wall} wall: one draw in ten "
+            f"meets it in {lower.text} or earlier, half by the end of {median.text}.",
+            f"What to decide: plan frontier runs from {lower.text} for the {wall} wall",
+        )
+    share = Figure(h.p_hit, fmt_pct(h.p_hit))
+    figures.append(share)
+    if math.isfinite(y["lower"]):
+        lower = Figure(y["lower"], str(calendar_year(y["lower"])))
+        figures.append(lower)
+        risk = f"one draw in ten meets it by the end of {lower.text}, so plans past then carry that risk."
+    else:
+        risk = "plans in the forecast window carry that risk, no more."
+    return (
+        f"Timing: {share.text} of the draws reach the {wall} wall by {last}; {risk}",
+        f"What to decide: the {wall} wall is not expected by {last}",
+    )
+
+
 def decisions(fc: Forecast) -> Decisions:
     """The decision points of the headline scenario and wall (points without the data they need
     are left out: no cost point without the cost variables, no lever without input effects)."""
     h = headline(fc)
     wall = wall_label(h.wall)
-    y = h.year
     figures: list[Figure] = []
-    points: list[str] = []
+    timing, title = _timing(fc, h, wall, figures)
+    points = [timing]
 
-    if math.isinf(y["median"]):
-        lower = Figure(
-            y["lower"], "never" if math.isinf(y["lower"]) else str(calendar_year(y["lower"]))
-        )
-        timing = f"Timing: fewer than half the draws reach the {wall} wall by {fc.last_year}; " + (
-            f"one in ten reaches it by {lower.text}, so plans past then carry that risk."
-            if math.isfinite(y["lower"])
-            else "no plan in the forecast window needs to allow for it."
-        )
-        title = f"What to decide: the {wall} wall is not expected by {fc.last_year}"
-    else:
-        lower = Figure(y["lower"], str(calendar_year(y["lower"])))
-        median = Figure(y["median"], str(calendar_year(y["median"])))
-        figures.append(median)
-        timing = (
-            f"Timing: plan frontier runs from {lower.text} for the {wall} wall: one draw in ten "
-            f"meets it in {lower.text} or earlier, half by the end of {median.text}."
-        )
-        title = f"What to decide: plan frontier runs from {lower.text} for the {wall} wall"
-    figures.append(lower)
-    points.append(timing)
-
-    if math.isfinite(y["median"]):
+    if math.isfinite(h.flop["median"]):
         flop = Figure(h.flop["median"], prose_flop(h.flop["median"]))
         figures.append(flop)
+        remedy = (
+            "larger programmes split into runs below it or accept the cost"
+            if h.wall == "data_movement"
+            else "a larger run needs a longer schedule, a larger critical batch or faster links"
+        )
         points.append(
             f"Size: past about {flop.text} FLOP in one run (the median hit), "
-            f"{WALL_CONSEQUENCE.get(h.wall, 'the wall binds')}; larger programmes split into "
-            "runs below it or accept the cost."
+            f"{WALL_CONSEQUENCE.get(h.wall, 'the wall binds')}; {remedy}."
         )
 
     if has_cost(fc):
         c = cost_summary(fc)
         cf = c.figures
-        figures += [cf["multiplier_median"], cf["multiplier_upper"], cf["min_run_days_median"]]
-        points.append(
-            f"Budget: the {c.year} frontier run costs {cf['multiplier_median'].text} per FLOP "
-            f"what it would at small scale (80%: up to {cf['multiplier_upper'].text}), and no run "
-            f"shorter than {cf['min_run_days_median'].text} can train it."
-        )
+        infeasible = cf["infeasible_fraction"]
+        if math.isfinite(c.multiplier["median"]):
+            figures.append(cf["multiplier_median"])
+            cost = (
+                f"Budget: the {c.year} frontier run costs {cf['multiplier_median'].text} per FLOP "
+                "what it would at small scale"
+            )
+            if math.isfinite(c.multiplier["upper"]):
+                figures.append(cf["multiplier_upper"])
+                cost += f" (80%: up to {cf['multiplier_upper'].text})"
+            elif infeasible.value > 0:
+                figures.append(infeasible)
+                cost += f" and cannot be trained at all in {infeasible.text} of the draws"
+        else:
+            figures.append(infeasible)
+            cost = (
+                f"Budget: the {c.year} frontier run cannot be trained in its run length in "
+                f"{infeasible.text} of the draws; it needs a longer run or a smaller model"
+            )
+        if math.isfinite(c.min_run_days["median"]):
+            figures.append(cf["min_run_days_median"])
+            cost += f"; no run shorter than {cf['min_run_days_median'].text} can train it"
+        points.append(cost + ".")
 
-    effects = input_effects(fc, h.wall)
-    lead = leading_effects(effects)
+    lead = [e for e in leading_effects(input_effects(fc, h.wall)) if math.isfinite(e.swing)]
     if lead:
-        names = " and the ".join(e.label for e in lead[:2])
-        swing = Figure(abs(lead[0].swing), f"{abs(lead[0].swing):.1f}")
+        names = [e.label for e in lead[:3]]
+        listed = (
+            names[0] if len(names) == 1 else ", the ".join(names[:-1]) + f" and the {names[-1]}"
+        )
+        top = max(abs(e.swing) for e in lead)  # as the sensitivity slide's title
+        swing = Figure(top, f"{top:.1f}")
         figures.append(swing)
+        many = len(lead) > 1
         points.append(
-            f"Lever: the {names} {'move' if len(lead) > 1 else 'moves'} the hit year most (up to "
+            f"Lever: the {listed} {'move' if many else 'moves'} the hit year most (up to "
             f"{swing.text} years across the 80% range): better evidence on "
-            f"{'them' if len(lead) > 1 else 'it'} narrows the forecast most, and a training "
-            "recipe or hardware that shifts it moves the wall most."
+            f"{'them' if many else 'it'} narrows the forecast most, and a training recipe or "
+            f"hardware that shifts {'them' if many else 'it'} moves the wall most."
         )
 
     posts = [p for p in signposts(fc, h.wall) if p.earlier is not None or p.later is not None]
     if posts:
         p = posts[0]
         today = Figure(p.today, p.fmt(p.today))
-        figures.append(today)
-        if p.earlier is not None:
-            at = Figure(p.earlier, p.fmt(p.earlier))
-            figures.append(at)
-            move = f"reaches {at.text} (now {today.text}): the wall then comes a year earlier"
-        else:
-            at = Figure(p.later, p.fmt(p.later))
-            figures.append(at)
-            move = f"reaches {at.text} (now {today.text}): the wall then comes a year later"
-        points.append(f"Revisit: re-plan if the {p.label} {move}.")
+        value, direction = (p.earlier, "earlier") if p.earlier is not None else (p.later, "later")
+        at = Figure(value, p.fmt(value))
+        figures += [today, at]
+        points.append(
+            f"Revisit: re-plan if the {p.label} reaches {at.text} (now {today.text}): the wall "
+            f"then comes a year {direction}."
+        )
     return Decisions(title, points, figures)
 
 

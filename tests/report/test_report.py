@@ -365,6 +365,18 @@ def test_stand_alone_leaves_no_repository_path_in_any_shipped_prior_source():
     assert stand_alone("priors/scenarios/mixture-of-experts.toml changes it") == (
         "the mixture-of-experts scenario changes it"
     )
+    # review findings: a sentence keeps its grammar, a URL and a longer path stay as they are
+    assert stand_alone("a knob whose sensitivity docs/validation.md §4 shows.") == (
+        "a knob whose sensitivity the project's validation notes shows."
+    )
+    assert stand_alone("fitted (see forecast/fit/joint.py) to data") == "fitted to data"
+    url = "<https://example.org/data/hardware.csv> and https://example.org/b.toml"
+    assert stand_alone(url) == url
+    assert (
+        stand_alone("Our choice (as baseline.toml): x")
+        == "Our choice (as the baseline priors file): x"
+    )
+    assert stand_alone("pyproject.toml") == "pyproject.toml"
 
 
 def test_report_glossary_defines_terms_scenarios_and_inputs(report_files):

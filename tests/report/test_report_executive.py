@@ -563,3 +563,77 @@ def test_the_sensitivity_title_fits_with_the_longest_input_names():
         effects = [_effect(k, 10.0 - i, (0.2, 0.3)) for i, k in enumerate(longest[:n])]
         slides_module.new_slide(prs, lead_title(effects))
     assert overflows(prs) == [], [s.shapes.title.text for s in prs.slides]
+
+
+# ----------------------------------------------------------------------------- what to decide
+
+
+def _decision_text(d) -> str:
+    return " ".join([d.title, *d.points])
+
+
+def test_decisions_read_whole_on_a_forecast_with_infeasible_costs(tmp_path):
+    """Review finding: with an infinite median cost the budget point read 'costs infeasible per
+    FLOP'. Every recorded figure is on the slide, and no 'inf', 'never' or 'infeasible per'."""
+    from forecast.queries.headline import load_forecast
+    from forecast.report.decisions import decisions
+    from forecast.report.executive import cost_summary
+
+    path = publish(synthetic_tree(FIRST_ID, seed=1), tmp_path, FIRST_ID) / "forecast.nc"
+    fc = load_forecast(path)
+    d = decisions(fc)
+    text = _decision_text(d)
+    for bad in ("infeasible per", "up to infeasible", "than never", " inf ", "nan"):
+        assert bad not in text, (bad, text)
+    for f in d.figures:
+        assert f.text in text, (f, text)
+    c = cost_summary(fc)
+    assert math.isinf(c.multiplier["median"])  # this synthetic forecast is past the wall
+    assert f"cannot be trained in its run length in {c.figures['infeasible_fraction'].text}" in text
+
+
+def test_decisions_lever_gives_the_largest_swing_of_the_tied_inputs(monkeypatch, deck):
+    """Review finding: the leaders are ranked by Sobol index, so the runner-up may swing more;
+    the lever point gives the largest swing, as the sensitivity slide's title does."""
+    from forecast.queries.headline import load_forecast
+    from forecast.report import decisions as module
+    from forecast.report.executive import lead_title
+
+    path, _, _ = deck
+    effects = [
+        _effect("scaling.batch_tokens_2024", 0.6, (0.2, 0.3)),
+        _effect("hardware.flops_growth_per_year", 0.9, (0.19, 0.31)),
+    ]
+    monkeypatch.setattr(module, "input_effects", lambda fc, wall, top=6: effects)
+    d = module.decisions(load_forecast(path))
+    lever = next(p for p in d.points if p.startswith("Lever:"))
+    assert "up to 0.9 years" in lever and "0.9" in lead_title(effects)
+    assert "critical batch" in lever and "FLOP/s" in lever
+
+
+def test_decisions_when_the_wall_is_rarely_hit(monkeypatch, deck):
+    """A wall that fewer than one draw in ten reaches by the last year: the share is stated, no
+    hit year is invented, and nothing recorded is missing from the text."""
+    from dataclasses import replace
+
+    from forecast.queries.headline import headline, load_forecast
+    from forecast.report import decisions as module
+
+    path, _, _ = deck
+    fc = load_forecast(path)
+    h = headline(fc)
+    inf = math.inf
+    rare = replace(
+        h,
+        year={**h.year, "median": inf, "lower": inf, "upper": inf},
+        flop={**h.flop, "median": inf},
+        p_hit=0.04,
+    )
+    monkeypatch.setattr(module, "headline", lambda fc: rare)
+    d = module.decisions(fc)
+    text = _decision_text(d)
+    assert d.title == f"What to decide: the {h.wall.replace('_', '-')} wall is not expected by 2045"
+    assert d.points[0].startswith("Timing: 4% of the draws reach the")
+    assert not any(p.startswith("Size:") for p in d.points)  # no hit FLOP to plan around
+    for f in d.figures:
+        assert f.text in text, f

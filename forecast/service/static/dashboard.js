@@ -114,9 +114,11 @@ async function renderIntervals(scenario, prob) {
 }
 
 async function renderProbabilityByYear(scenario) {
-  // calendar year Y: hit during Y or earlier, i.e. a fractional hit year before Y + 1
+  // calendar year Y: hit during Y or earlier. A fractional hit year falls in the calendar year
+  // of its one-decimal rounding (2029.96 prints 2030.0, so it is a 2030 hit), as the report's
+  // calendar_year: by the end of Y means a hit year below Y + 0.95.
   const year = selected("by-year");
-  const through = Number(year) + 1;
+  const through = Number(year) + 0.95;
   document.getElementById("by-year-value").textContent = year;
   const out = await api(intervalsUrl({ var: "hit_year", scenario, year: through }));
   const box = document.getElementById("p-hit");
