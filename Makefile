@@ -17,7 +17,7 @@ PY_OK := import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)
 
 help:
 	@echo "make run    - create .venv if needed, run the forecast and its analyses, walls of every accelerator -> outputs/"
-	@echo "make test   - create .venv if needed, run the test suite (pytest -q)"
+	@echo "make test   - create .venv if needed, run the test suite (pytest, two workers)"
 	@echo "make test-other-isa - the machine-sensitive tests again, XLA compiling for an older CPU"
 	@echo "make lint   - ruff check + ruff format --check + the layer contract (scripts/check_layers.py)"
 	@echo "make bench  - benchmarks/walls.py --draws 20000"

@@ -144,47 +144,51 @@ def expected_numbers(path: Path) -> dict[int, set[str]]:
     lat_now = q(base["wall_flop"].sel(wall="latency", year=2024).values, 0.5)
     lat_2030 = q(base["wall_flop"].sel(wall="latency", year=2030).values, 0.5)
     dm_med = q(dm, 0.5)
-    return {
-        1: set(cal) | {"80", "50", "95"},
-        2: {
-            mult(q(c, 0.5)).rstrip("x"),
-            mult(q(c, 0.1)).rstrip("x"),
-            mult(q(c, 0.9)).rstrip("x"),
-            "2032",
-            "1",
-            "80",
-            f"{np.mean(np.isinf(c)):.0%}".rstrip("%"),
-            f"{days:.0f}" if days >= 10 else f"{days:.1f}",
+    return (
+        {
+            1: set(cal) | {"80", "50", "95"},
+            2: {
+                mult(q(c, 0.5)).rstrip("x"),
+                mult(q(c, 0.1)).rstrip("x"),
+                mult(q(c, 0.9)).rstrip("x"),
+                "2032",
+                "1",
+                "80",
+                f"{np.mean(np.isinf(c)):.0%}".rstrip("%"),
+                f"{days:.0f}" if days >= 10 else f"{days:.1f}",
+            },
+            3: {cal_year(min(meds)), cal_year(max(meds))},
+            # the leader's swing, and those of the inputs tied with it (named beside it)
+            4: {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]} | {"10", "90"},
+            6: signpost,
+            # what to decide: the hit years, the hit FLOP, the cost, the leader's swing, a signpost
+            7: {cal[1], cal[0], sci0(q(base["hit_flop"].sel(wall="data_movement").values, 0.5))}
+            | {mult(q(c, 0.5)).rstrip("x"), mult(q(c, 0.9)).rstrip("x"), "2032"}
+            | {f"{np.mean(np.isinf(c)):.0%}".rstrip("%")}  # infeasible share, when the 90th is
+            | {f"{days:.0f}" if days >= 10 else f"{days:.1f}"}
+            | {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]}
+            | signpost,
+            5: {
+                sci0(dm_now),
+                sci0(lat_now),
+                sci0(lat_2030),
+                "2e28",  # the paper's blog and simulator [erdil2024-blog]
+                "1e31",
+                "2e31",
+                f"{dm_med - 2024:.1f}",
+                cal_year(dm_med),
+                "2024",
+                "2030",
+                "1e28",
+                "3e31",
+                "3e30",
+                "1e32",
+                "3",
+                str(last),
+            },
         },
-        3: {cal_year(min(meds)), cal_year(max(meds))},
-        # the leader's swing, and those of the inputs tied with it (named beside it)
-        4: {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]} | {"10", "90"},
-        6: signpost,
-        # what to decide: the hit years, the hit FLOP, the cost, the leader's swing, a signpost
-        7: {cal[1], cal[0], sci0(q(base["hit_flop"].sel(wall="data_movement").values, 0.5))}
-        | {mult(q(c, 0.5)).rstrip("x"), mult(q(c, 0.9)).rstrip("x"), "2032"}
-        | {f"{days:.0f}" if days >= 10 else f"{days:.1f}"}
-        | {f"{abs(sl * (t[2] - t[0])):.1f}" for _, (t, sl) in ranked[:3]}
-        | signpost,
-        5: {
-            sci0(dm_now),
-            sci0(lat_now),
-            sci0(lat_2030),
-            "2e28",  # the paper's blog and simulator [erdil2024-blog]
-            "1e31",
-            "2e31",
-            f"{dm_med - 2024:.1f}",
-            cal_year(dm_med),
-            "2024",
-            "2030",
-            "1e28",
-            "3e31",
-            "3e30",
-            "1e32",
-            "3",
-            str(last),
-        },
-    }, key
+        key,
+    )
 
 
 def test_every_number_on_the_main_slides_equals_the_datasets(deck):
