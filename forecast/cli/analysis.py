@@ -36,6 +36,8 @@ from forecast.queries.analyses import (
     coverage_rows,
     frontier_coverage_rows,
     ranking_rows,
+    same_data_note,
+    same_data_origins,
 )
 
 _SAMPLES_HELP = (
@@ -204,6 +206,9 @@ def backtest(
         "predictive intervals"
     )
     typer.echo(backtest_table(rows, header))
+    note = same_data_note(same_data_origins(run.dataset))
+    if note:
+        typer.echo(note)
     if frontier_rows:
         typer.echo(
             frontier_backtest_table(

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from forecast.queries.analyses import frozen_summary
+from forecast.queries.analyses import frozen_summary, same_data_note, same_data_origins
 from forecast.queries.formatting import (
     fmt_count,
     fmt_days,
@@ -486,6 +486,9 @@ def analysis_summary(analysis: Any) -> str:
             f"  origin {row['origin']}: {_pct_or_dash(row['coverage_80'])} of "
             f"{row['n_held_out']} held-out values"
         )
+    note = same_data_note(same_data_origins(analysis.backtest.dataset))
+    if note:
+        lines.append(f"  {note}")
     frontier = analysis.frontier_coverage()
     if frontier:
         lines.append(

@@ -175,3 +175,54 @@ def check_rows(ds: xr.Dataset) -> list[dict]:
         row["n_high_pareto_k"] = int(s["n_high_pareto_k"])
         out.append(row)
     return out
+
+
+def _origin_data(ds: xr.Dataset, origin: int) -> tuple:
+    """What an origin's backtest trained and scored on: training counts per metric and the
+    held-out rows (names and values). Two origins with the same are one backtest."""
+    s = ds.sel(origin=origin)
+
+    def vals(name: str) -> tuple:
+        if name not in s:
+            return ()
+        v = np.asarray(s[name].values).ravel()
+        if v.dtype.kind == "f":
+            v = np.round(v[np.isfinite(v)], 9)
+        else:
+            v = v[v != ""] if v.dtype.kind in "US" else v
+        return tuple(sorted(v.tolist()))
+
+    return (
+        tuple(np.asarray(s["n_train"].values).ravel().tolist()) if "n_train" in s else (),
+        vals("held_out_name"),
+        vals("observed"),
+    )
+
+
+def same_data_origins(ds: xr.Dataset) -> list[list[int]]:
+    """The origins of a ``backtest`` group, grouped where they trained and scored on the same
+    rows (no accelerator released between them): each group is one backtest, its first origin
+    names it (``[[2018, 2020], [2022]]``)."""
+    groups: list[list[int]] = []
+    keys: list[tuple] = []
+    for o in (int(x) for x in ds["origin"].values):
+        key = _origin_data(ds, o)
+        if key in keys:
+            groups[keys.index(key)].append(o)
+        else:
+            keys.append(key)
+            groups.append([o])
+    return groups
+
+
+def same_data_note(groups: list[list[int]]) -> str | None:
+    """One line for the CLI when origins repeat a backtest ('Origins 2018 and 2020 trained and
+    scored on the same rows: one check, not two.'), else None."""
+    twins = [g for g in groups if len(g) > 1]
+    if not twins:
+        return None
+    named = "; ".join(" and ".join(str(o) for o in g) for g in twins)
+    return (
+        f"Origins {named} trained and scored on the same rows (no accelerator released between "
+        "them): one check, not two."
+    )

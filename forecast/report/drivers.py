@@ -20,6 +20,7 @@ import xarray as xr
 from scipy.stats import rankdata
 
 from forecast.priors.registry import PARAMETERS, input_label, input_unit
+from forecast.queries.analyses import same_data_origins
 from forecast.queries.formatting import fmt_pct, fmt_quantity, sci
 from forecast.queries.headline import Forecast, wall_label
 
@@ -472,38 +473,8 @@ def backtest_summary(fc: Forecast) -> Backtest | None:
         return None
     metrics = [str(m) for m in ds["metric"].values]
     pooled = "all" if "all" in metrics else metrics[-1]
-    groups: list[list[int]] = []
-    keys: list[tuple] = []
-    for o in (int(x) for x in ds["origin"].values):
-        key = _origin_data(ds, o)
-        if key in keys:
-            groups[keys.index(key)].append(o)
-        else:
-            keys.append(key)
-            groups.append([o])
+    groups = same_data_origins(ds)
     return Backtest(ds, [g[0] for g in groups], pooled, {g[0]: g[1:] for g in groups if g[1:]})
-
-
-def _origin_data(ds: xr.Dataset, origin: int) -> tuple:
-    """What an origin's backtest trained and scored on: training counts per metric and the
-    held-out rows (names and values). Two origins with the same are one backtest."""
-    s = ds.sel(origin=origin)
-
-    def vals(name: str) -> tuple:
-        if name not in s:
-            return ()
-        v = np.asarray(s[name].values).ravel()
-        if v.dtype.kind == "f":
-            v = np.round(v[np.isfinite(v)], 9)
-        else:
-            v = v[v != ""] if v.dtype.kind in "US" else v
-        return tuple(sorted(v.tolist()))
-
-    return (
-        tuple(np.asarray(s["n_train"].values).ravel().tolist()) if "n_train" in s else (),
-        vals("held_out_name"),
-        vals("observed"),
-    )
 
 
 def pct_or_dash(v: float | None) -> str:

@@ -437,6 +437,16 @@ def test_origins_with_the_same_data_count_as_one_backtest(tmp_path):
     assert "same data count once" in text
 
     # an origin whose held-out values differ is a backtest of its own
+    # the CLI (wallcast backtest, wallcast analyse) says so in one line, from the same grouping
+    from forecast.queries.analyses import same_data_note, same_data_origins
+
+    assert same_data_origins(ds) == [[2018, 2020], [2022]]
+    assert same_data_note(same_data_origins(ds)) == (
+        "Origins 2018 and 2020 trained and scored on the same rows (no accelerator released "
+        "between them): one check, not two."
+    )
+
     other = dataclasses.replace(twin, observed=twin.observed + 0.5)
     add_groups(path, {"backtest": backtest_dataset([first, other, last])})
     assert backtest_summary(load_forecast(path)).origins == [2018, 2020, 2022]
+    assert same_data_note(same_data_origins(group(path, "backtest"))) is None
