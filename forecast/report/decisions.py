@@ -20,7 +20,7 @@ from forecast.report.executive import (
     has_cost,
     input_effects,
     leading_effects,
-    signposts,
+    signpost_of,
 )
 from forecast.report.frontier import Block
 
@@ -117,7 +117,8 @@ def decisions(fc: Forecast) -> Decisions:
             cost += f"; no run shorter than {cf['min_run_days_median'].text} can train it"
         points.append(cost + ".")
 
-    lead = [e for e in leading_effects(input_effects(fc, h.wall)) if math.isfinite(e.swing)]
+    effects = input_effects(fc, h.wall)  # once: the lever and the signpost both read them
+    lead = [e for e in leading_effects(effects) if math.isfinite(e.swing)]
     if lead:
         names = [e.label for e in lead[:3]]
         listed = (
@@ -134,7 +135,8 @@ def decisions(fc: Forecast) -> Decisions:
             f"hardware that shifts {'them' if many else 'it'} moves the wall most."
         )
 
-    posts = [p for p in signposts(fc, h.wall) if p.earlier is not None or p.later is not None]
+    posts = [signpost_of(e) for e in effects]
+    posts = [p for p in posts if p.earlier is not None or p.later is not None]
     if posts:
         p = posts[0]
         today = Figure(p.today, p.fmt(p.today))

@@ -19,10 +19,12 @@ import numpy as np
 import xarray as xr
 from scipy.stats import rankdata
 
-from forecast.priors.registry import PARAMETERS, input_label, input_unit
+from forecast.priors.registry import PARAMETERS, input_unit
 from forecast.queries.analyses import same_data_origins
 from forecast.queries.formatting import fmt_pct, fmt_quantity, sci
 from forecast.queries.headline import Forecast, wall_label
+from forecast.report.executive import reader_label
+from forecast.report.fitted_inputs import input_cell
 
 # ----------------------------------------------------------------------------- uncertainty drivers
 
@@ -112,16 +114,6 @@ def _input_range(key: str, p10: float, p90: float) -> str:
         return f"{_fmt_input_value(p10)} – {_fmt_input_value(p90)}"
     unit = input_unit(key)
     return f"{fmt_quantity(p10, unit, with_unit=False)} – {fmt_quantity(p90, unit)}"
-
-
-def _input_name(key: str) -> str:
-    """An input in a report table: plain name, then its priors-file key as code."""
-    return f"{input_label(key)} (`{key}`)" if key in PARAMETERS else input_label(key)
-
-
-def _in_sentence(label: str) -> str:
-    """A label inside a sentence: first letter lower-cased unless it starts an acronym."""
-    return label[:1].lower() + label[1:] if label[1:2].islower() else label
 
 
 def _ci(v: float, lo: float, hi: float) -> str:
@@ -360,7 +352,7 @@ def tornado_table_cells(sd: SobolDrivers) -> tuple[list[str], list[list[str]]]:
                 [
                     wall_label(t.wall),
                     str(i + 1),
-                    _input_name(name),
+                    input_cell(name),
                     _input_range(name, t.input_p10[i], t.input_p90[i]),
                     _ci(t.first_order[i], t.first_order_low[i], t.first_order_high[i]),
                     _ci(t.total[i], t.total_low[i], t.total_high[i]),
@@ -378,8 +370,7 @@ def sobol_sentences(sd: SobolDrivers, last_year: int, top: int = 3) -> list[str]
     out = []
     for t in sd.targets:
         ranked = ", ".join(
-            f"{_in_sentence(input_label(name))} ({t.total[i]:.2f})"
-            for i, name in enumerate(t.inputs[:top])
+            f"{reader_label(name)} ({t.total[i]:.2f})" for i, name in enumerate(t.inputs[:top])
         )
         line = (
             f"{wall_label(t.wall)} wall, hit year (all inputs at their medians: "

@@ -385,7 +385,9 @@ def lead_title(effects: list[InputEffect]) -> str:
 FRACTION_INPUTS = ("network.collective_efficiency", "training.max_utilization")
 
 
-def _signpost(e: InputEffect) -> Signpost:
+def signpost_of(e: InputEffect) -> Signpost:
+    """The signpost of one input effect: its value now and the values that move the median hit
+    year a year earlier or later (None where out of reach)."""
     label = reader_label(e.key)
     watch = WATCH.get(e.key, ("", "the input's prior source (assumptions table)"))[1]
     log = bool(np.all(e.inputs > 0))
@@ -411,7 +413,7 @@ def _signpost(e: InputEffect) -> Signpost:
 def signposts(fc: Forecast, wall: str | None = None, top: int = SIGNPOST_TOP) -> list[Signpost]:
     """Signposts for the hit year of ``wall`` (default: the headline's wall)."""
     wall = headline(fc).wall if wall is None else wall
-    return [_signpost(e) for e in input_effects(fc, wall, top)]
+    return [signpost_of(e) for e in input_effects(fc, wall, top)]
 
 
 SIGNPOST_HEADER = [

@@ -133,8 +133,9 @@ def _cites(source: str, limit: int = 90) -> str:
 
 def input_cell(key: str) -> str:
     """An input in a report table: its plain name first, then the key a priors file uses for it
-    (as code, for the reader who will change that prior)."""
-    return f"{input_label(key)} (`{key}`)"
+    (as code, for the reader who will change that prior); a key outside the registry by its
+    plain name alone."""
+    return f"{input_label(key)} (`{key}`)" if key in PARAMETERS else input_label(key)
 
 
 def data_words(table: str) -> str:

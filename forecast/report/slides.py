@@ -19,7 +19,6 @@ TITLE_SIZES_PT = (TITLE_PT, 26, 24, 22, BODY_PT)
 NOTE_HEIGHT = Inches(0.9)
 APPENDIX_PT = 13
 FONT = "DejaVu Sans"  # shipped with matplotlib, so the fit test measures the font LibreOffice uses
-ASSUMPTION_ROWS_PER_SLIDE = 6
 CHART_SCALE = 1.45
 DARK = RGBColor(0x1A, 0x1A, 0x1A)
 ACCENT = RGBColor(0x00, 0x72, 0xB2)  # Okabe-Ito blue, as the report's lead sentence

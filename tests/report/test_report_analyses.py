@@ -179,9 +179,7 @@ def test_report_shows_sobol_ranking_and_tornado(analysed, written):
             f"{float(t['total']):.2f} [{float(t['total_low']):.2f}, {float(t['total_high']):.2f}]"
         )
         assert first[6] == f"{float(t['tornado_low']):.1f} → {float(t['tornado_high']):.1f}"
-        label = input_label(top)
-        in_sentence = label[:1].lower() + label[1:] if label[1:2].islower() else label
-        assert f"{in_sentence} ({float(t['total']):.2f})" in section  # names the leader
+        assert f"{reader_label(top)} ({float(t['total']):.2f})" in section  # names the leader
         ranks = [int(r[1]) for r in rows if r[0] == label]
         assert ranks == list(range(1, len(ranks) + 1))
     assert "scaling.layer_exponent" in page and "Sobol total-order indices" in page

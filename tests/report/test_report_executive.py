@@ -63,15 +63,11 @@ def slide_texts(slide) -> list[str]:
 
 
 def mult(x: float) -> str:
-    """Two significant figures (issue 25: '83.2x' claimed more than the draws hold)."""
-    if math.isinf(x):
-        return "infeasible"
-    if x < 9.95:
-        return f"{x:.1f}x"
-    if x < 9950:
-        return f"{round(x, 1 - int(math.floor(math.log10(x)))):,.0f}x"
-    m, e = f"{x:.1e}".split("e")
-    return f"{m}e{int(e)}x"
+    """The multiplier as the slides print it; the formatter's own rule (two significant figures)
+    is checked on literal values in test_cost_multipliers_carry_two_significant_figures_at_most."""
+    from forecast.queries.formatting import fmt_multiplier
+
+    return fmt_multiplier(x)
 
 
 def cal_year(year: float) -> str:
