@@ -67,13 +67,11 @@ venv: $(STAMP)
 # (outputs/walls.json).
 run: $(STAMP)
 	@mkdir -p outputs
-	@# the accelerators' point walls need only data/hardware.csv: computed beside the forecast's
-	@# fit, which leaves one of the two cores mostly idle (BENCHMARKS.md section 2)
-	$(VENV)/bin/wallcast walls --json > outputs/walls.json.tmp & walls=$$!; \
-	  $(VENV)/bin/wallcast run --no-report || { wait $$walls; exit 1; }; \
-	  wait $$walls || { echo "error: wallcast walls --json failed" >&2; exit 1; }
+	$(VENV)/bin/wallcast run --no-report
+	@# the accelerators' walls over the forecast's posterior draws, read from the forecast
+	$(VENV)/bin/wallcast walls --json > outputs/walls.json.tmp
 	@mv outputs/walls.json.tmp outputs/walls.json
-	@echo "wrote outputs/walls.json (walls of every accelerator in data/hardware.csv)"
+	@echo "wrote outputs/walls.json (walls of every accelerator in data/hardware.csv, over the forecast's draws)"
 	$(VENV)/bin/wallcast analyse
 
 # Two workers (pytest-xdist), each running whole test files (--dist loadfile), so a module's

@@ -58,7 +58,6 @@ from forecast.jobs import forecast_job
 from forecast.queries.answers import summary_table
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
 from forecast.report import generate_reports
-from forecast.report.hardware_walls import warm_accelerator_walls
 
 __all__ = ["flow_with_task_runner", "refresh_forecast"]
 
@@ -161,6 +160,47 @@ def propagate_task(
     return result
 
 
+@task(
+    name="accelerator-walls",
+    cache_policy=TASK_SOURCE + (INPUTS - "inputs" - "fit_tree" - "scenario_result"),
+    persist_result=True,
+)
+def accelerator_walls_task(
+    inputs: forecast_job.Inputs,
+    fit_tree: Any,
+    scenario_result: tuple[Any, Any],
+    *,
+    data_hash: str,
+    fit_key: str,
+    scenario_text: str,
+    seed: int,
+    code: str,
+    chains: int,
+    draws: int,
+    propagate_draws: int | None = None,
+    regime: str = "paper",
+) -> Any:
+    """Both walls of every accelerator of the table over the first scenario's posterior inputs
+    (the forecast's group ``accelerator_walls``): what every surface shows for today's chips.
+    Cached like a propagation: on the data, the fit, the scenario, the seed and the code."""
+    logger = get_run_logger()
+    start = time.perf_counter()
+    ds = forecast_job.accelerator_walls(
+        inputs,
+        fit_tree,
+        scenario_result,
+        chains=chains,
+        draws=draws,
+        propagate_draws=propagate_draws,
+        regime=regime,
+    )
+    logger.info(
+        f"walls of {ds.sizes['accelerator']} accelerators over {ds.sizes['sample']} posterior "
+        f"draws in {time.perf_counter() - start:.0f} s"
+    )
+    return ds
+
+
 def _latest_fingerprint(outputs_dir: Path) -> tuple[str | None, Path | None]:
     """Run fingerprint and file of the forecast ``latest`` points to (None when unreadable)."""
     try:
@@ -193,6 +233,7 @@ def publish_task(
     republish: bool = False,
     propagate_draws: int | None = None,
     regime: str = "paper",
+    accelerator_walls: Any = None,
 ) -> dict[str, Any]:
     """Publish a new forecast, or keep ``latest`` when it already is this forecast."""
     out = Path(outputs_dir)
@@ -216,6 +257,7 @@ def publish_task(
         propagate_draws=propagate_draws,
         run_fingerprint=fingerprint,
         regime=regime,
+        accelerator_walls=accelerator_walls,
     )
     get_run_logger().info(f"publishing forecast {fid} to {out}")
     published, removed = store.publish_forecast(tree, out, fid, keep=keep)
@@ -297,17 +339,6 @@ def _generate_reports(
     except Exception as exc:  # a report failure must not fail the refresh
         logger.warning(f"report generation failed: {type(exc).__name__}: {exc}")
         return {}
-
-
-@task(name="warm-report", cache_policy=NO_CACHE)
-def warm_report_task() -> None:
-    """The report's per-accelerator walls, computed beside the fit (which leaves the CPU partly
-    idle) into the process's cache, so the report written after publishing reads them
-    back instead of searching then. A failure here only means the report searches itself."""
-    try:
-        warm_accelerator_walls()
-    except Exception as exc:  # the report itself will say what is wrong
-        get_run_logger().warning(f"accelerator walls not precomputed: {type(exc).__name__}: {exc}")
 
 
 def _runs_in_this_process() -> bool:
@@ -403,7 +434,6 @@ def refresh_forecast(
         states["load-inputs"] = load_state.name
         inputs: forecast_job.Inputs = load_state.result()
         yrs = None if years is None else [float(y) for y in years]
-        warm = warm_report_task.submit() if reports and _runs_in_this_process() else None
 
         fits: dict[str, Any] = {}
         fit_keys: dict[str, str] = {}
@@ -436,6 +466,22 @@ def refresh_forecast(
                 propagate_draws=propagate_draws,
                 regime=regime,
             )
+        first = next(iter(props))
+        first_tk = _fit_priors_key(inputs.scenarios[first])
+        walls_fut = accelerator_walls_task.submit(
+            inputs,
+            fits[first_tk],
+            props[first],
+            data_hash=inputs.data_hash,
+            fit_key=fit_keys[first_tk],
+            scenario_text=inputs.scenarios[first].text,
+            seed=seed,
+            code=code,
+            chains=chains,
+            draws=draws,
+            propagate_draws=propagate_draws,
+            regime=regime,
+        )
         scenario_of = {id(fut): name for name, fut in props.items()}
         logger.info(
             f"submitted {len(fits)} fit(s) and {len(props)} scenario propagation(s); "
@@ -446,7 +492,9 @@ def refresh_forecast(
             if id(fut) in scenario_of:
                 done += 1
                 logger.info(f"scenario {done}/{len(props)} finished: {scenario_of[id(fut)]}")
-        wait([*fits.values(), *props.values()])  # final states (as_completed does not fetch them)
+        wait(
+            [*fits.values(), *props.values(), walls_fut]
+        )  # final states (as_completed does not fetch them)
         for tk, fut in fits.items():
             states[fit_names[tk]] = fut.state.name
         for name, fut in props.items():
@@ -455,6 +503,8 @@ def refresh_forecast(
         # (naming the parameter and diagnostic), before its propagations report "not ready".
         fitted = {tk: fut.result() for tk, fut in fits.items()}
         results = {name: fut.result() for name, fut in props.items()}
+        states["accelerator-walls"] = walls_fut.state.name
+        walls_group = walls_fut.result()
         base_fit = next(iter(fitted.values()))
         logger.info("tasks: " + ", ".join(f"{k}={v}" for k, v in states.items()))
 
@@ -484,6 +534,7 @@ def refresh_forecast(
             republish=republish,
             propagate_draws=propagate_draws,
             regime=regime,
+            accelerator_walls=walls_group,
             return_state=True,
         )
         states["publish"] = pub_state.name
@@ -492,8 +543,6 @@ def refresh_forecast(
             logger.info(f"inputs unchanged: latest kept ({info['path']})")
         else:
             logger.info(f"published {info['path']}")
-        if warm is not None:
-            wait([warm])
         art = artifacts_task(info, dict(states), reports=reports)
     cached = [k for k, v in states.items() if v == "Cached"]
     return {

@@ -32,6 +32,7 @@ from forecast.config.errors import WallcastError
 from forecast.config.paths import hardware_path
 from forecast.config.runtime import init_jax
 from forecast.data.hardware import data_hash, get_accelerator, load_hardware
+from forecast.queries.posterior_walls import REGIME_NOTES
 
 if TYPE_CHECKING:
     from forecast.data.hardware import Accelerator
@@ -44,13 +45,9 @@ DEFAULT_PRECISION = "bf16"
 #: continuous relaxation of Erdil & Schneider-Joseph (2024); ``realistic``, plans a run can launch.
 REGIMES = ("paper", "realistic")
 DEFAULT_REGIME = "paper"
-REGIME_SENTENCES = {
-    "paper": "paper: plans relaxed to continuous quantities (microbatches of any number of tokens, "
-    "fractional degrees and layers per stage), as Erdil & Schneider-Joseph (2024)",
-    "realistic": "realistic: plans a run can launch (microbatches of whole sequences or a sequence "
-    "split over context-parallel ranks, whole layers per stage, whole degrees, tensor parallelism "
-    "within the attention heads; recomputation and interleaved 1F1B as options)",
-}
+#: One sentence per regime (kept in :mod:`forecast.queries.posterior_walls`, which reads records
+#: without this module).
+REGIME_SENTENCES = REGIME_NOTES
 
 
 #: The plan search's compute grid (log10 FLOP); a wall outside it is ``None`` in a record.
@@ -243,7 +240,19 @@ def walls_record(
         "note": "; ".join(grid_notes) or None,
         "regime": regime,
         "regime_note": REGIME_SENTENCES[regime],
+        "assumptions_source": "custom" if assumptions else "paper",
+        "assumptions_note": "assumptions given by the caller"
+        if assumptions
+        else PAPER_ASSUMPTIONS_NOTE,
     }
+
+
+#: What a record at the default assumptions says about them.
+PAPER_ASSUMPTIONS_NOTE = (
+    "the paper's fixed assumptions (Erdil & Schneider-Joseph 2024: maximum utilization 0.7, "
+    "their batch and depth laws, latencies as measured in 2024), one value each, not the "
+    "forecast's fitted inputs"
+)
 
 
 def walls_records(
@@ -271,16 +280,6 @@ def walls_records(
         )
         for acc in select_accelerators(names, hardware)
     ]
-
-
-def wall_log10_flop(record: dict[str, Any], wall: str) -> float:
-    """A record's wall in log10 FLOP: ``wall`` is "data_movement" or "latency"; a wall beyond
-    the search grid is +inf (above it) or -inf (below it), as the plan search returns it."""
-    value = record[f"{wall}_wall_log10_flop"]
-    if value is not None:
-        return float(value)
-    below = f"{_WALL_LABELS[wall]} below the search grid"
-    return -math.inf if below in (record.get("note") or "") else math.inf
 
 
 def curve_record(
@@ -341,6 +340,8 @@ def curve_record(
         "regime": regime,
         "assumptions": walls["assumptions"],
         "note": walls["note"],
+        "assumptions_source": walls["assumptions_source"],
+        "assumptions_note": walls["assumptions_note"],
     }
 
 

@@ -30,6 +30,7 @@ import xarray as xr
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.inference.crossing import first_crossing
 from forecast.inference.propagate import assumptions_from_inputs
+from forecast.queries.answers import quantiles_with_inf
 
 FROZEN_ACCELERATOR = "NVIDIA H100 SXM5"
 """The accelerator of [erdil2024]'s headline (a name of ``data/hardware.csv``)."""
@@ -167,6 +168,79 @@ def frozen_dataset(
             "reference_year": float(reference_year),
             "inputs": json.dumps({k: float(v) for k, v in values.items()}),
             "input_sources": json.dumps(dict(sources)),
+        }
+    )
+    return ds
+
+
+def frozen_dataset_from_draws(
+    wall_log10_flop: Mapping[str, np.ndarray],
+    frontier_log10_flop: np.ndarray,
+    years: np.ndarray,
+    *,
+    accelerator: str,
+    scenario: str,
+    precision: str,
+    duration_days: float,
+    forecast_id: str = "",
+    prob: float = 0.8,
+    reference_year: float = REFERENCE_YEAR,
+) -> xr.Dataset:
+    """The ``frozen_hardware`` group from walls per draw: ``wall_log10_flop`` wall -> (sample,),
+    the accelerator's walls over the forecast's posterior inputs (group ``accelerator_walls``),
+    paired with ``frontier_log10_flop`` (sample, year), the frontier run of the same draws.
+
+    ``wall_flop`` is each wall's median over the draws (with ``wall_flop_lower`` /
+    ``wall_flop_upper``, the central ``prob`` interval): the number the per-accelerator table,
+    ``wallcast walls`` and the API print.  ``hit_year`` (sample, wall): the first year the draw's
+    frontier run reaches the draw's wall (:func:`forecast.inference.crossing.first_crossing`).
+    """
+    frontier = np.asarray(frontier_log10_flop, dtype=float)
+    if frontier.ndim != 2:
+        raise ValueError(f"frontier_log10_flop must be (sample, year), got {frontier.shape}")
+    years = np.asarray(years, dtype=float)
+    walls = [w for w in WALLS if w in wall_log10_flop]
+    hit, summaries = [], []
+    for w in walls:
+        draws = np.asarray(wall_log10_flop[w], dtype=float)
+        crossing, _, _ = first_crossing(
+            years, frontier, np.broadcast_to(draws[:, None], frontier.shape)
+        )
+        hit.append(crossing)
+        summaries.append(quantiles_with_inf(draws, [0.5, (1 - prob) / 2, (1 + prob) / 2]))
+    paper, _, _ = first_crossing(years, frontier, np.full_like(frontier, PAPER_DM_WALL_LOG10_FLOP))
+    med, lo, hi = (np.asarray([q[i] for q in summaries], dtype=float) for i in range(3))
+    ds = xr.Dataset(
+        {
+            "wall_flop": (("wall",), 10.0**med, {"units": "FLOP"}),
+            "wall_flop_lower": (("wall",), 10.0**lo, {"units": "FLOP"}),
+            "wall_flop_upper": (("wall",), 10.0**hi, {"units": "FLOP"}),
+            "hit_year": (("sample", "wall"), np.stack(hit, axis=-1), {"units": "year"}),
+            "paper_wall_hit_year": (("sample",), paper, {"units": "year"}),
+        },
+        coords={"wall": walls, "sample": np.arange(frontier.shape[0])},
+    )
+    ds["wall_flop"].attrs["long_name"] = (
+        f"walls of {accelerator}: median over the forecast's posterior draws"
+    )
+    ds["paper_wall_hit_year"].attrs["long_name"] = (
+        "first year the frontier run reaches [erdil2024]'s ~1e28 FLOP (the paper's H100 wall)"
+    )
+    ds["hit_year"].attrs["long_name"] = (
+        "first year the draw's frontier run reaches the draw's frozen wall; "
+        f"+inf if not by {float(np.max(years)):g}"
+    )
+    ds.attrs.update(
+        {
+            "method": "hardware frozen at one accelerator, walls and frontier run per posterior "
+            "draw (the forecast's accelerator_walls group and its frontier run)",
+            "accelerator": accelerator,
+            "scenario": scenario,
+            "precision": precision,
+            "duration_days": float(duration_days),
+            "reference_year": float(reference_year),
+            "forecast_id": forecast_id,
+            "prob": float(prob),
         }
     )
     return ds

@@ -54,6 +54,23 @@ RegimeOpt = Annotated[
 ]
 
 
+class AssumptionSource(StrEnum):
+    forecast = "forecast"
+    paper = "paper"
+
+
+AssumptionsOpt = Annotated[
+    AssumptionSource,
+    typer.Option(
+        "--assumptions",
+        case_sensitive=False,
+        help="forecast: over the published forecast's posterior inputs (median and 80% interval; "
+        "the numbers the report, deck, API and dashboard show); paper: the paper's fixed "
+        "assumptions (Erdil & Schneider-Joseph 2024), one value, for comparison.",
+    ),
+]
+
+
 class Wall(StrEnum):
     data_movement = "data_movement"
     latency = "latency"

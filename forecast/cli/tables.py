@@ -22,6 +22,7 @@ from forecast.queries.formatting import (
     fmt_year,
     sci,
 )
+from forecast.queries.posterior_walls import SEARCH_LOG10_FLOP_RANGE, wall_cell, wall_log10_flop
 
 
 def render(
@@ -57,9 +58,8 @@ def _count_cell(plan: dict[str, Any], key: str) -> str:
 def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> str:
     """``wallcast walls``: one line per accelerator (records of :func:`forecast.analyses.accelerator_walls.walls_records`),
     with footnotes for gap-filled figures."""
-    # why here: the plan search imports JAX; reading commands must not
-    from forecast.analyses.accelerator_walls import SEARCH_LOG10_FLOP_RANGE, wall_log10_flop
-
+    if rows and rows[0].get("assumptions_source") == "forecast":
+        return _forecast_walls_table(rows, duration_days, precision)
     launchable = bool(rows) and rows[0].get("regime") == "realistic"
     header = ["accelerator", "max util", "data-movement wall", "latency wall", "tp", "layout"]
     header += ["pp", "microbatches", "dp", "accelerators"]
@@ -96,8 +96,9 @@ def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str
             ]
     regime = rows[0].get("regime", "paper") if rows else "paper"
     lines = [
-        f"Walls of a {duration_days:g}-day run at {precision}, {regime} plans "
-        "(training compute in FLOP; plan = best plan at the data-movement wall)",
+        f"Walls of a {duration_days:g}-day run at {precision}, {regime} plans, at the paper's fixed "
+        "assumptions, not the forecast's fitted inputs (training compute in FLOP; plan = best "
+        "plan at the data-movement wall)",
         *render(header, table, right=(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12)),
     ]
     if rows and rows[0].get("regime_note"):
@@ -108,6 +109,42 @@ def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str
             f"{fmt_pct(rows[0]['utilization_threshold'])} of max util; "
             "latency wall: largest compute any plan finishes in time."
         )
+    lines += [f"[{i}] {name}: " + "; ".join(n) for i, (name, n) in enumerate(footnotes, start=1)]
+    return "\n".join(lines)
+
+
+def _forecast_walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> str:
+    """``wallcast walls`` over a forecast's posterior draws: median and 80 % interval."""
+    header = ["accelerator", "max util", "data-movement wall", "latency wall"]
+    table: list[list[str]] = []
+    footnotes: list[tuple[str, list[str]]] = []
+    for r in rows:
+        name = r["accelerator"]
+        if r["assumptions"]:
+            footnotes.append((name, r["assumptions"]))
+            name += f" [{len(footnotes)}]"
+        lo, hi = r["max_utilization_interval"]
+        table.append(
+            [
+                name,
+                f"{r['max_utilization']:.2f} ({lo:.2f} – {hi:.2f})",
+                wall_cell(r, "data_movement"),
+                wall_cell(r, "latency"),
+            ]
+        )
+    first = rows[0]
+    lines = [
+        f"Walls of a {duration_days:g}-day run at {precision}, {first['regime']} plans: median "
+        f"(80% interval) over {first['draws']} posterior draws of forecast "
+        f"{first['forecast_id']} ({first['scenario']} scenario); training compute in FLOP",
+        *render(header, table, right=(1, 2, 3)),
+        f"\n{first['regime_note']}.",
+        "\ndata-movement wall: largest compute whose best plan keeps utilization >= "
+        f"{fmt_pct(first['utilization_threshold'])} of max util; "
+        "latency wall: largest compute any plan finishes in time.",
+        "--assumptions paper: the paper's fixed assumptions instead, one value each, with the "
+        "best plan at the wall.",
+    ]
     lines += [f"[{i}] {name}: " + "; ".join(n) for i, (name, n) in enumerate(footnotes, start=1)]
     return "\n".join(lines)
 

@@ -16,7 +16,10 @@ import typer
 from forecast.cli.app import app, check_finite, check_positive, reports_errors
 from forecast.cli.options import (
     AcceleratorOpt,
+    AssumptionsOpt,
+    AssumptionSource,
     DurationOpt,
+    ForecastOpt,
     HardwareOpt,
     MoeActiveOpt,
     MoeExpertsOpt,
@@ -41,26 +44,29 @@ def walls(
     moe_experts: MoeExpertsOpt = 1,
     moe_active: MoeActiveOpt = 1,
     regime: RegimeOpt = Regime.paper,
+    assumptions: AssumptionsOpt = AssumptionSource.forecast,
+    forecast: ForecastOpt = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print a JSON list instead of a table.")
     ] = False,
 ) -> None:
-    """Data-movement and latency walls of each accelerator, with the best plan at the wall.
+    """Data-movement and latency walls of each accelerator.
 
     Data-movement wall: the largest training compute whose best parallel plan keeps utilization
     at or above 80% of the accelerator's small-scale maximum. Latency wall: the largest compute
     any plan can finish within the run's duration.
+
+    By default over the published forecast's posterior inputs (median and 80% interval; the
+    report's, API's and dashboard's numbers: read from the forecast when it holds the request,
+    else computed over its draws). --assumptions paper: the paper's fixed assumptions, one
+    value each, with the best plan at the wall.
     """
     check_positive(duration_days, "--duration-days")
     if moe_active > moe_experts:
         raise typer.BadParameter(
             "--moe-active cannot exceed --moe-experts", param_hint="--moe-active"
         )
-    # why here: the plan search imports JAX; reading commands must not
-    from forecast.analyses.accelerator_walls import walls_records
-
-    rows = walls_records(
-        accelerator,
+    settings = dict(
         duration_days=duration_days,
         precision=precision.value,
         moe_experts=moe_experts,
@@ -68,6 +74,13 @@ def walls(
         hardware=hardware,
         regime=regime.value,
     )
+    # why here: the walls service reads tables (pandas) and, for a search, imports JAX
+    from forecast.analyses import accelerator_walls, forecast_walls
+
+    if assumptions is AssumptionSource.forecast:  # the forecast's stored draws, else computed
+        rows = forecast_walls.forecast_walls_records(forecast, accelerator, **settings)
+    else:
+        rows = accelerator_walls.walls_records(accelerator, **settings)
     if json_output:
         typer.echo(json.dumps(rows, indent=2, allow_nan=False))
         return
@@ -201,18 +214,26 @@ def curve(
     precision: PrecisionOpt = Precision.bf16,
     hardware: HardwareOpt = None,
     regime: RegimeOpt = Regime.paper,
+    assumptions: AssumptionsOpt = AssumptionSource.forecast,
+    forecast: ForecastOpt = None,
 ) -> None:
-    """Plot best achievable utilization against training compute, with both walls marked."""
-    check_positive(duration_days, "--duration-days")
-    # why here: the plan search imports JAX; reading commands must not
-    from forecast.analyses.accelerator_walls import curve_record, select_accelerators
+    """Plot best achievable utilization against training compute, with both walls marked.
 
-    curves = [
-        curve_record(
-            acc, duration_days=duration_days, precision=precision.value, regime=regime.value
-        )
-        for acc in select_accelerators(accelerator, hardware)
-    ]
+    By default the median over the published forecast's posterior inputs with its 80% band;
+    --assumptions paper: one curve at the paper's fixed assumptions."""
+    check_positive(duration_days, "--duration-days")
+    settings = dict(duration_days=duration_days, precision=precision.value, regime=regime.value)
+    # why here: the walls service reads tables (pandas) and, for a search, imports JAX
+    from forecast.analyses import accelerator_walls, forecast_walls
+
+    names = [a.name for a in accelerator_walls.select_accelerators(accelerator, hardware)]
+    if assumptions is AssumptionSource.forecast:
+        curves = [
+            forecast_walls.forecast_curve_record(forecast, n, hardware=hardware, **settings)
+            for n in names
+        ]
+    else:
+        curves = [accelerator_walls.curve_record(n, hardware=hardware, **settings) for n in names]
     # why here: matplotlib and the report modules load only when a report is written
     from forecast.report.charts import utilization_chart
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import xarray as xr
 
 from forecast import report, store
@@ -31,7 +32,7 @@ from forecast.analyses import backtest as hardware_backtest
 from forecast.analyses import frontier_backtest
 from forecast.analyses import frozen_hardware as frozen
 from forecast.analyses import sensitivity as sens
-from forecast.analyses.accelerator_walls import wall_log10_flop, walls_record
+from forecast.analyses.accelerator_walls import walls_record
 from forecast.config import paths
 from forecast.config.constants import SENSITIVITY_SAMPLES
 from forecast.config.runtime import init_jax
@@ -39,7 +40,9 @@ from forecast.data.hardware import load_frontier_runs, load_hardware
 from forecast.data.inputs import scenario_path
 from forecast.priors import load_overlay, load_priors
 from forecast.priors.registry import FITTED_INPUTS, PROPAGATED_KEYS
+from forecast.queries import posterior_walls as pw
 from forecast.queries.analyses import coverage_rows, frontier_coverage_rows, ranking_rows
+from forecast.queries.posterior_walls import wall_log10_flop
 from forecast.stats.trends import trend_priors_from_prior_set
 
 Progress = Callable[[str], None]
@@ -271,12 +274,50 @@ def frozen_hardware(
     SXM) at the forecast's scaling inputs, and the year the frontier run (posterior of the
     forecast's fitted trend) reaches them; attached as group ``frozen_hardware`` with ``attach``.
 
-    Inputs: posterior medians of the fitted law parameters where the forecast's ``posterior`` has
-    them (``registry.FITTED_INPUTS``), else the prior medians of its priors (the base priors,
-    i.e. the baseline scenario).  Hardware: the forecast's data folder's ``hardware.csv``.
+    The walls are the accelerator's per posterior draw from the forecast's group
+    ``accelerator_walls`` (the numbers the report's table, ``wallcast walls`` and the API show),
+    each paired with the same draw's frontier run.  A forecast published before that group: one
+    plan search at the posterior medians of the fitted inputs (prior medians of the others).
     """
     start = time.perf_counter()
     path, tree = _forecast(forecast, tree)
+    name = accelerator or frozen.FROZEN_ACCELERATOR
+    if "accelerator_walls" in tree.children:
+        progress(f"frozen hardware: walls of {name} over the forecast's posterior draws")
+        ds = _frozen_from_group(tree, name)
+    else:  # published before the per-accelerator group: one plan search at the input medians
+        ds = _frozen_at_medians(tree, name, progress)
+    stored = None
+    if attach:
+        store.add_groups(path, {"frozen_hardware": ds}, tree=tree)
+        stored = path
+    return FrozenRun(ds, stored, time.perf_counter() - start)
+
+
+def _frozen_from_group(tree: xr.DataTree, name: str) -> xr.Dataset:
+    """The frozen reading from the group ``accelerator_walls``: the accelerator's walls per
+    draw (the numbers every other surface shows) against the same draws' frontier run."""
+    group = tree["accelerator_walls"].to_dataset()
+    (full_name,) = pw.resolve_names(group, [name]) or (name,)
+    if full_name not in pw.accelerator_names(group):
+        raise ValueError(f"{name}: not in the forecast's accelerator_walls group")
+    scenario = str(group.attrs["scenario"])
+    fc = tree["forecast"].to_dataset().sel(scenario=scenario)
+    frontier = np.log10(fc["frontier_flop"].transpose("chain", "draw", "year").values)
+    frontier = frontier.reshape(-1, frontier.shape[-1])[group["sample_index"].values]
+    return frozen.frozen_dataset_from_draws(
+        {w: pw.wall_draws(group, full_name, w) for w in frozen.WALLS},
+        frontier,
+        fc["year"].values.astype(float),
+        accelerator=full_name,
+        scenario=scenario,
+        precision=str(group.attrs["precision"]),
+        duration_days=float(group.attrs["duration_days"]),
+        forecast_id=str(tree.attrs.get("id", "")),
+    )
+
+
+def _frozen_at_medians(tree: xr.DataTree, name: str, progress: Progress) -> xr.Dataset:
     prior_set = store.read_priors(tree.attrs)
     post = tree["posterior"].to_dataset()
     posterior = {str(k): v.values for k, v in post.data_vars.items()}
@@ -292,7 +333,6 @@ def frozen_hardware(
         {k: f.variable for k, f in FITTED_INPUTS.items()},
     )
     precision = frozen.precision_name(values["training.bytes_per_number"])
-    name = accelerator or frozen.FROZEN_ACCELERATOR
     progress(f"frozen hardware: walls of {name} at the forecast's inputs (plan search)")
     record = walls_record(
         name,
@@ -301,7 +341,7 @@ def frozen_hardware(
         hardware=paths.hardware_path(store.recorded_data_dir(attrs)),
         assumptions=frozen.assumption_overrides(values),
     )
-    ds = frozen.frozen_dataset(
+    return frozen.frozen_dataset(
         {w: wall_log10_flop(record, w) for w in frozen.WALLS},
         slope,
         intercept,
@@ -313,11 +353,6 @@ def frozen_hardware(
         precision=precision,
         duration_days=values["training.duration_days"],
     )
-    stored = None
-    if attach:
-        store.add_groups(path, {"frozen_hardware": ds}, tree=tree)
-        stored = path
-    return FrozenRun(ds, stored, time.perf_counter() - start)
 
 
 @dataclass

@@ -15,6 +15,13 @@ import json
 import pandas as pd
 import xarray as xr
 
+from forecast.analyses.posterior_walls import (
+    CURVE_ACCELERATORS,
+    accelerator_walls_dataset,
+    curve_accelerator_names,
+)
+from forecast.config import paths
+from forecast.data.hardware import data_hash, get_accelerator
 from forecast.data.inputs import Inputs, load_inputs, scenario_path
 from forecast.inference.fit import fit, fit_key
 from forecast.inference.propagate import propagate_scenario, thinning_step
@@ -24,6 +31,7 @@ from forecast.store.schema import build_tree
 
 __all__ = [
     "Inputs",
+    "accelerator_walls",
     "assemble",
     "fit",
     "fit_key",
@@ -46,6 +54,7 @@ def assemble(
     propagate_draws: int | None = None,
     run_fingerprint: str | None = None,
     regime: str = "paper",
+    accelerator_walls: xr.Dataset | None = None,
 ) -> tuple[xr.DataTree, str]:
     """One DataTree with a ``scenario`` dimension and full provenance; returns (tree, id).
 
@@ -55,7 +64,8 @@ def assemble(
     fingerprint and the id (``run_fingerprint``: already computed by the caller with
     :func:`forecast.store.inputs_fingerprint`, for the same inputs and settings). The root
     attribute ``input_provenance`` says, per scenario and propagated key, whether its draws were
-    fitted, prior, fixed or a scenario's.
+    fitted, prior, fixed or a scenario's.  ``accelerator_walls``: the group of that name
+    (:func:`accelerator_walls`), stored with the forecast and stamped with its id.
     """
     names = list(scenario_results)
     forecast = xr.concat(
@@ -82,4 +92,39 @@ def assemble(
     attrs["input_provenance"] = provenance_json(provenance)
     attrs["propagated_draws_per_chain"] = int(forecast.sizes["draw"])
     attrs["propagation_thinning"] = thinning_step(chains, draws, propagate_draws)
-    return build_tree(fit_tree, forecast, sampled, attrs), attrs["id"]
+    tree = build_tree(fit_tree, forecast, sampled, attrs)
+    if accelerator_walls is not None:
+        group = accelerator_walls.copy()
+        group.attrs["forecast_id"] = attrs["id"]
+        tree["accelerator_walls"] = xr.DataTree(group)
+    return tree, attrs["id"]
+
+
+def accelerator_walls(
+    inputs: Inputs,
+    fit_tree: xr.DataTree,
+    scenario_result: tuple[xr.Dataset, xr.Dataset],
+    *,
+    chains: int,
+    draws: int,
+    propagate_draws: int | None = None,
+    regime: str = "paper",
+    scenario: str | None = None,
+) -> xr.Dataset:
+    """Both walls of every accelerator of ``inputs.hardware`` over one scenario's propagated
+    inputs (``scenario_result`` of :func:`propagate_scenario`; default scenario: the first), 90
+    days in BF16: the forecast's group ``accelerator_walls``
+    (:func:`forecast.analyses.posterior_walls.accelerator_walls_dataset`)."""
+    table = inputs.hardware
+    accs = [get_accelerator(table, str(n)) for n in table["name"].tolist()]
+    hardware_file = paths.hardware_path(inputs.data_dir)
+    return accelerator_walls_dataset(
+        scenario_result[1],
+        accs,
+        curve_names=curve_accelerator_names(table, CURVE_ACCELERATORS),
+        regime=regime,
+        posterior=fit_tree["posterior"].to_dataset(),
+        thinning_step=thinning_step(chains, draws, propagate_draws),
+        scenario=scenario or next(iter(inputs.scenarios)),
+        attrs={"hardware_table_hash": data_hash(hardware_file) if hardware_file.is_file() else ""},
+    )

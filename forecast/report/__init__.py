@@ -22,7 +22,11 @@ from forecast import store  # noqa: E402
 from forecast.queries.headline import Forecast, from_tree, load_forecast  # noqa: E402
 from forecast.report.changes import what_changed  # noqa: E402
 from forecast.report.deck import write_deck  # noqa: E402
-from forecast.report.hardware_walls import CURVE_ACCELERATORS, accelerator_walls  # noqa: E402
+from forecast.report.hardware_walls import (  # noqa: E402
+    CURVE_ACCELERATORS,
+    accelerator_walls,
+    accelerator_walls_of_forecast,
+)
 from forecast.report.html import write_report  # noqa: E402
 
 __all__ = ["generate_reports", "write_deck_file", "write_report_files"]
@@ -72,7 +76,11 @@ def _write_report(fc, changes, out_dir, accelerators, curve_accelerators) -> dic
     if accelerators is not False:
         names = None if accelerators is True else list(accelerators)
         curves = CURVE_ACCELERATORS if curve_accelerators is None else curve_accelerators
-        aw = accelerator_walls(names, curves)
+        group = fc.group("accelerator_walls")
+        if group is not None:  # over the forecast's own posterior inputs: no plan search
+            aw = accelerator_walls_of_forecast(group, names, curves)
+        else:  # a forecast published before the group existed: the paper's assumptions
+            aw = accelerator_walls(names, curves)
     out = Path(out_dir) if out_dir is not None else fc.path.parent
     return write_report(fc, out, changes, aw)
 

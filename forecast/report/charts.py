@@ -25,12 +25,12 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from scipy.stats import gaussian_kde
 
-from forecast.analyses.accelerator_walls import wall_log10_flop
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.priors.registry import PARAMETERS, input_label
 from forecast.queries.answers import interval
 from forecast.queries.formatting import fmt_calendar_year, fmt_count, fmt_multiplier
 from forecast.queries.headline import Forecast, band_quantiles, wall_label
+from forecast.queries.posterior_walls import wall_log10_flop
 from forecast.report.drivers import METRIC_LABELS, Backtest, SobolDrivers
 from forecast.report.fitted_inputs import AXIS_LABELS
 
@@ -434,6 +434,17 @@ def utilization_chart(
             lo, hi = float(grid[0]), float(grid[-1])
             label = c["accelerator"] + (" *" if c["assumptions"] else "")
             (line,) = ax.plot(10.0**grid, utilization, color=colour, lw=2, label=label)
+            if "utilization_lower" in c and (len(curves) <= 2 or "H100" in c["accelerator"]):
+                # the 80% band over the forecast's draws: every curve's when there are two at
+                # most, else the H100's alone (seven overlapping bands read as one grey mass)
+                ax.fill_between(
+                    10.0**grid,
+                    np.asarray(c["utilization_lower"], dtype=float),
+                    np.asarray(c["utilization_upper"], dtype=float),
+                    color=colour,
+                    alpha=0.18,
+                    lw=0,
+                )
             handles.append(line)
             for wall, style in (("data_movement", "--"), ("latency", ":")):
                 at = wall_log10_flop(c, wall)
@@ -450,6 +461,15 @@ def utilization_chart(
             ),
             Line2D([], [], color="0.35", ls=":", lw=1.5, label="latency wall"),
         ]
+        banded = [c for c in curves if "utilization_lower" in c]
+        if banded:
+            handles.append(
+                Patch(
+                    color="0.6",
+                    alpha=0.35,
+                    label="80% interval over the draws" + (" (H100)" if len(curves) > 2 else ""),
+                )
+            )
         ax.set_xscale("log")
         ax.set_xlim(10.0**lo, 10.0**hi)
         ax.set_ylim(0.0, 1.0)

@@ -391,7 +391,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
                 "The paper's framing [erdil2024]: 2024 hardware, ~1e28 FLOP, 'a barrier in "
                 "about three years'.",
                 f"Frozen at the {fz.accelerator} (8-GPU domain, 2024 latencies): the wall at "
-                f"{frozen_wall.text} FLOP, reached in {frozen_year.text} "
+                f"{frozen_wall.text} FLOP{_wall_interval(fz.ds)}, reached in {frozen_year.text} "
                 f"({fmt_calendar_year(dm_f['lower'], last)}–"
                 f"{fmt_calendar_year(dm_f['upper'], last)}, 80%).",
                 f"Improving hardware: {full_year.text} "
@@ -526,3 +526,12 @@ def write_deck(fc: Forecast, out_dir: str | Path, changes: Changes) -> Path:
     path = out_dir / "deck.pptx"
     build_deck(fc, changes).save(path)
     return path
+
+
+def _wall_interval(ds) -> str:
+    """' (median; 80%: 2.3e27-2.1e29)' when the frozen walls are per draw, else ''."""
+    if "wall_flop_lower" not in ds:
+        return ""
+    w = ds.sel(wall="data_movement")
+    lo, hi = fmt_flop(float(w["wall_flop_lower"])), fmt_flop(float(w["wall_flop_upper"]))
+    return f" (median; 80%: {lo}–{hi})"

@@ -316,7 +316,19 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
     dm_f, dm = fz.frozen["data_movement"], fz.full["data_movement"]
     gap = dm["median"] - dm_f["median"]
     years_after = dm_f["median"] - PAPER_YEAR
-    inputs = "posterior medians of the fitted laws" if _any_posterior(fz.ds) else "prior medians"
+    if "wall_flop_lower" in fz.ds:  # walls per posterior draw (the group accelerator_walls)
+        w = fz.ds.sel(wall="data_movement")
+        lo, hi = fmt_flop(float(w["wall_flop_lower"])), fmt_flop(float(w["wall_flop_upper"]))
+        inputs = (
+            f"over its posterior draws, the per-accelerator table's median; "
+            f"{fmt_pct(PROB)}: {lo} to {hi}"
+        )
+        wall_words = "its median"
+    else:
+        inputs = (
+            "posterior medians of the fitted laws" if _any_posterior(fz.ds) else "prior medians"
+        )
+        wall_words = "that wall"
     text = (
         f"[erdil2024] read the data-movement wall off 2024 hardware: utilization falls beyond "
         f"~{sci(PAPER_DM_WALL_FLOP, 0)} FLOP on an H100 cluster (3-month run; "
@@ -324,8 +336,8 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
         "[epoch-simulator]), which at the "
         f"current pace is 'a barrier in about three years'. Held at the {fz.accelerator} (its "
         f"8-GPU NVLink domain, 2024 latencies), with this forecast's inputs ({inputs}), the "
-        f"model puts that wall at {fmt_flop(dm_f['wall_flop'])} FLOP, and the frontier run on its "
-        f"fitted trend reaches it in {fmt_calendar_year(dm_f['median'], last_year)} "
+        f"model puts {wall_words} at {fmt_flop(dm_f['wall_flop'])} FLOP, and the frontier run on "
+        f"its fitted trend reaches it in {fmt_calendar_year(dm_f['median'], last_year)} "
     )
     if math.isfinite(years_after):
         text += f"({years_after:.1f} years after {PAPER_YEAR}; "

@@ -18,15 +18,14 @@ from forecast.analyses.accelerator_walls import (
     CURVE_LOG10_FLOP_RANGE,
     DEFAULT_DURATION_DAYS,
     DEFAULT_PRECISION,
-    SEARCH_LOG10_FLOP_RANGE,
     curve_record,
     hardware_table_hash,
     select_accelerators,
-    wall_log10_flop,
     walls_records,
 )
 from forecast.config.errors import UnknownAcceleratorError
-from forecast.queries.formatting import fmt_log10_flop
+from forecast.queries import posterior_walls as pw
+from forecast.queries.posterior_walls import wall_cell
 
 __all__ = [
     "CURVE_ACCELERATORS",
@@ -34,6 +33,8 @@ __all__ = [
     "AcceleratorWalls",
     "accelerator_table_cells",
     "accelerator_walls",
+    "accelerator_walls_of_forecast",
+    "wall_cell",
 ]
 
 #: Accelerators whose utilization curve the report draws (those not in the table are skipped).
@@ -60,6 +61,11 @@ class AcceleratorWalls:
     curves: list[dict[str, Any]] = field(default_factory=list)
     duration_days: float = DEFAULT_DURATION_DAYS
     precision: str = DEFAULT_PRECISION
+    #: "forecast": over the forecast's posterior inputs (median, 80 % interval); "paper": the
+    #: paper's fixed assumptions (one value each).
+    source: str = "paper"
+    draws: int | None = None
+    scenario: str | None = None
 
     @property
     def threshold(self) -> float | None:
@@ -153,15 +159,54 @@ def _accelerator_walls(
     return AcceleratorWalls(rows, curves, duration_days, precision)
 
 
+def accelerator_walls_of_forecast(
+    group: Any,
+    names: Sequence[str] | None = None,
+    curve_names: Sequence[str] | None = CURVE_ACCELERATORS,
+) -> AcceleratorWalls:
+    """The section's records from a forecast's ``accelerator_walls`` group (no plan search):
+    the walls of ``names`` (every accelerator when None) and the curves of ``curve_names``, as
+    medians with their 80 % intervals over the forecast's posterior draws."""
+    rows = pw.walls_records(group, pw.resolve_names(group, names))
+    have_curves = [str(n) for n in group["curve_accelerator"].values]
+    curves = [
+        pw.curve_record(group, n)
+        for n in pw.resolve_names(group, list(curve_names or ()))
+        if n in have_curves
+    ]
+    return AcceleratorWalls(
+        rows,
+        curves,
+        float(group.attrs["duration_days"]),
+        str(group.attrs["precision"]),
+        source="forecast",
+        draws=int(group.attrs["draws"]),
+        scenario=str(group.attrs["scenario"]),
+    )
+
+
 def accelerator_table_cells(aw: AcceleratorWalls) -> tuple[list[str], list[list[str]]]:
     """Header and string cells of the per-accelerator table (``*``: gap-filling assumptions)."""
-    header = ["accelerator", "max utilization", "data-movement wall (FLOP)", "latency wall (FLOP)"]
+    if aw.source == "forecast":
+        header = [
+            "accelerator",
+            "max utilization",
+            "data-movement wall (FLOP), median (80 % interval)",
+            "latency wall (FLOP), median (80 % interval)",
+        ]
+    else:
+        header = [
+            "accelerator",
+            "max utilization",
+            "data-movement wall (FLOP)",
+            "latency wall (FLOP)",
+        ]
     body = [
         [
             r["accelerator"] + (" *" if r["assumptions"] else ""),
             f"{r['max_utilization']:.2f}",
-            fmt_log10_flop(wall_log10_flop(r, "data_movement"), SEARCH_LOG10_FLOP_RANGE),
-            fmt_log10_flop(wall_log10_flop(r, "latency"), SEARCH_LOG10_FLOP_RANGE),
+            wall_cell(r, "data_movement"),
+            wall_cell(r, "latency"),
         ]
         for r in aw.rows
     ]

@@ -259,10 +259,22 @@ def report_blocks(
     blocks.append(Block("h2", "Walls of shipped accelerators"))
     if accelerators is not None and accelerators.rows:
         a_header, a_body = accelerator_table_cells(accelerators)
+        if accelerators.source == "forecast":
+            basis = (
+                f"over {accelerators.draws} posterior draws of this forecast's inputs "
+                f"({accelerators.scenario} scenario: maximum utilization, batch and depth laws, "
+                "collective efficiency, latencies as measured today), median and 80% interval; "
+                "the same numbers as `wallcast walls`, the API and the dashboard"
+            )
+        else:
+            basis = (
+                "at the paper's fixed assumptions (maximum utilization 0.7, the paper's batch "
+                "and depth laws), not this forecast's fitted inputs"
+            )
         blocks.append(
             Block(
                 "p",
-                f"Each accelerator alone, at the default assumptions of `wallcast walls` "
+                f"Each accelerator alone, {basis} "
                 f"({accelerators.duration_days:g}-day run, {accelerators.precision}); "
                 f"data-movement wall: utilization falls below {accelerators.threshold:.0%} of "
                 "its maximum; latency wall: no plan finishes in time.",
@@ -281,7 +293,13 @@ def report_blocks(
                 "utilization",
                 charts.utilization_chart(accelerators.curves),
                 "Best achievable utilization against training compute (dashed: data-movement "
-                "wall, dotted: latency wall).",
+                "wall, dotted: latency wall"
+                + (
+                    "; lines: median over the forecast's posterior draws; band: the H100's 80% "
+                    "interval, mostly the spread of the small-scale maximum utilization)."
+                    if accelerators.source == "forecast"
+                    else ")."
+                ),
             )
     else:
         blocks.append(

@@ -53,6 +53,8 @@ SAMPLE_DIMS = ("chain", "draw")
 WALLS = ("data_movement", "latency")
 PRECISIONS = ("bf16", "fp8")
 REGIMES = ("paper", "realistic")  # forecast.model.search.REGIMES, without importing JAX (tested)
+#: forecast.analyses.forecast_walls.ASSUMPTION_SOURCES (a test keeps them equal)
+ASSUMPTION_SOURCES = ("forecast", "paper")
 PROB_RANGE = (0.01, 0.99)  # as `wallcast query --prob`
 DURATION_DAYS_RANGE = (1.0, 3650.0)
 DURATION_DAYS_STEP = 1.0
@@ -562,13 +564,22 @@ class Backend:
         duration_days: float = 90.0,
         precision: str = "bf16",
         regime: str = "paper",
+        assumptions: str = "forecast",
     ) -> tuple[list[dict] | None, Callable[[threading.Event], list[dict]]]:
         """(the cached answer or None, the computation that answers) of :meth:`walls`: inputs
         checked and normalised (whole days) here, cheaply; the search runs where the caller puts
-        it (the service's expensive-work queue)."""
+        it (the service's expensive-work queue).
+
+        ``assumptions``: ``forecast`` (the served forecast's posterior inputs: its stored draws
+        when they hold the request, read here; else computed over its inputs) or ``paper``
+        (the paper's fixed assumptions)."""
         if regime not in REGIMES:
             raise BadParameterError("regime", regime, list(REGIMES))
+        if assumptions not in ASSUMPTION_SOURCES:
+            raise BadParameterError("assumptions", assumptions, list(ASSUMPTION_SOURCES))
         table, digest, names, days = self._model_inputs(accelerators, duration_days, precision)
+        if assumptions == "forecast":
+            return self._forecast_walls_job(table, digest, names, days, precision, regime)
         keys = [("walls", digest, name, days, precision, regime) for name in names]
         cached = [_MODEL_CACHE.get(k) for k in keys]
 
@@ -586,15 +597,50 @@ class Backend:
 
         return (cached if all(c is not None for c in cached) else None), compute
 
+    def _forecast_walls_job(
+        self,
+        table: Path,
+        digest: str,
+        names: list[str],
+        days: float,
+        precision: str,
+        regime: str,
+        curve: bool = False,
+    ) -> tuple[Any, Callable[[threading.Event], Any]]:
+        """As :meth:`walls_job` over the served forecast's posterior draws: answered here when
+        the forecast's stored group holds the request, else a computation for the queue."""
+        # why here: the walls service imports xarray; the cheap endpoints must not wait for it
+        from forecast.analyses import forecast_walls as aw
+
+        fid, path, _ = self.meta(None)
+        settings = dict(duration_days=days, precision=precision, regime=regime, hardware=table)
+        key = ("forecast-curve" if curve else "forecast-walls", fid, digest, tuple(names), days)
+        key += (precision, regime)
+
+        def answer() -> Any:
+            with _reading(fid, path):
+                if curve:
+                    return aw.forecast_curve_record(path, names[0], **settings)
+                return aw.forecast_walls_records(path, names, **settings)
+
+        hit = _MODEL_CACHE.get(key)
+        if hit is None and aw.stored_group_answers(path, names, curve=curve, **settings):
+            hit = _model_cached(key, answer)
+        return hit, (lambda cancelled: _model_cached(key, answer))
+
     def walls(
         self,
         accelerators: list[str] | None,
         duration_days: float = 90.0,
         precision: str = "bf16",
         regime: str = "paper",
+        assumptions: str = "forecast",
     ) -> list[dict]:
-        """Both walls and the plan at the data-movement wall, as ``wallcast walls --json``."""
-        cached, compute = self.walls_job(accelerators, duration_days, precision, regime)
+        """Both walls of each accelerator, as ``wallcast walls --json`` (``assumptions``: see
+        :meth:`walls_job`)."""
+        cached, compute = self.walls_job(
+            accelerators, duration_days, precision, regime, assumptions
+        )
         return cached if cached is not None else compute(threading.Event())
 
     def curve_job(
@@ -603,11 +649,28 @@ class Backend:
         duration_days: float = 90.0,
         precision: str = "bf16",
         regime: str = "paper",
+        assumptions: str = "forecast",
     ) -> tuple[dict | None, Callable[[threading.Event], dict]]:
         """As :meth:`walls_job`, for :meth:`curve`."""
+        if assumptions not in ASSUMPTION_SOURCES:
+            raise BadParameterError("assumptions", assumptions, list(ASSUMPTION_SOURCES))
         table, digest, names, days = self._model_inputs([accelerator], duration_days, precision)
         name = names[0]
-        walls_cached, walls_compute = self.walls_job([name], days, precision, regime)
+        if assumptions == "forecast":
+            if regime not in REGIMES:
+                raise BadParameterError("regime", regime, list(REGIMES))
+            hit, compute_record = self._forecast_walls_job(
+                table, digest, [name], days, precision, regime, curve=True
+            )
+
+            def shaped(record: dict) -> dict:
+                keys = ("log10_flop", "utilization", "utilization_lower", "utilization_upper")
+                return {**record, "curve": {k: record[k] for k in keys}}
+
+            return (None if hit is None else shaped(hit)), (
+                lambda cancelled: shaped(compute_record(cancelled))
+            )
+        walls_cached, walls_compute = self.walls_job([name], days, precision, regime, "paper")
         key = ("curve", digest, name, days, precision, regime)
 
         def compute(cancelled: threading.Event) -> dict:
@@ -628,10 +691,11 @@ class Backend:
         duration_days: float = 90.0,
         precision: str = "bf16",
         regime: str = "paper",
+        assumptions: str = "forecast",
     ) -> dict:
-        """Best utilization against training compute, with both walls and the plan at the wall,
-        in a plan regime (``paper`` or ``realistic``)."""
-        cached, compute = self.curve_job(accelerator, duration_days, precision, regime)
+        """Best utilization against training compute, with both walls, in a plan regime
+        (``paper`` or ``realistic``) and over ``assumptions`` (see :meth:`walls_job`)."""
+        cached, compute = self.curve_job(accelerator, duration_days, precision, regime, assumptions)
         return cached if cached is not None else compute(threading.Event())
 
     def _model_inputs(

@@ -272,6 +272,21 @@ def load_forecast_group(
     return ds, read_attrs(path)
 
 
+def read_group(path: str | Path | None, group: str) -> xr.Dataset:
+    """One group of a forecast file, loaded into memory (KeyError when the file has none)."""
+    xr = _xarray()
+
+    path = resolve_forecast_path(path)
+    with reading_forecast(path):
+        try:
+            with xr.open_dataset(path, group=group, engine=ENGINE) as ds:
+                return ds.load()
+        except OSError as exc:
+            if "group not found" not in str(exc).lower() and group not in str(exc):
+                raise
+    raise KeyError(group)  # outside: reading_forecast reads a KeyError as a damaged file
+
+
 def read_attrs(path: str | Path | None = None) -> dict[str, Any]:
     """Root attributes of a forecast file (h5py only: no xarray import)."""
     h5py = _h5py()

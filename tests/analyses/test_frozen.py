@@ -115,8 +115,9 @@ def test_assumptions_are_the_forecasts_mapping_in_2024():
 def h100_walls() -> dict[str, float]:
     """The H100's walls from the walls service at the reference forecast's inputs: posterior
     medians of the laws it fitted (its ``posterior_*`` variables), else baseline prior medians."""
-    from forecast.analyses.accelerator_walls import wall_log10_flop, walls_record
+    from forecast.analyses.accelerator_walls import walls_record
     from forecast.analyses.frozen_hardware import FROZEN_ACCELERATOR, WALLS
+    from forecast.queries.posterior_walls import wall_log10_flop
 
     ref = _reference()
     posterior = {

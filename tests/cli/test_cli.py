@@ -68,7 +68,10 @@ def test_latency_wall_grows_the_batch_by_default():
 
 @pytest.fixture(scope="module")
 def walls_json() -> dict[str, dict]:
-    res = invoke("walls", "--accelerator", "H100", "--accelerator", "A100 SXM4 80GB", "--json")
+    res = invoke(
+        "walls", "--accelerator", "H100", "--accelerator", "A100 SXM4 80GB", "--json",
+        "--assumptions", "paper",
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     return {r["accelerator"]: r for r in rows}
@@ -98,7 +101,7 @@ def test_walls_a100_efficient_scale_above_h100(walls_json):
 
 
 def test_walls_table_fills_gaps_with_footnote():
-    res = invoke("walls", "--accelerator", "MI455X")
+    res = invoke("walls", "--accelerator", "MI455X", "--assumptions", "paper")
     assert res.exit_code == 0, res.output
     assert "AMD Instinct MI455X [1]" in res.stdout
     assert (
@@ -119,7 +122,18 @@ def test_unknown_accelerator_exits_2_with_closest_names():
 
 
 def test_fp8_without_fp8_figure_exits_2():
-    res = runner.invoke(app, ["walls", "--accelerator", "A100 SXM4 80GB", "--precision", "fp8"])
+    res = runner.invoke(
+        app,
+        [
+            "walls",
+            "--accelerator",
+            "A100 SXM4 80GB",
+            "--precision",
+            "fp8",
+            "--assumptions",
+            "paper",
+        ],
+    )
     assert res.exit_code == 2
     assert res.stderr.strip() == (
         "error: NVIDIA A100 SXM4 80GB has no FP8 figure in the hardware table; use --precision bf16"
@@ -128,7 +142,7 @@ def test_fp8_without_fp8_figure_exits_2():
 
 def test_curve_writes_png(tmp_path: Path):
     out = tmp_path / "sub" / "curve.png"
-    res = invoke("curve", "--accelerator", "H100", "--out", str(out))
+    res = invoke("curve", "--accelerator", "H100", "--out", str(out), "--assumptions", "paper")
     assert res.exit_code == 0, res.output
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -146,7 +160,10 @@ def test_importing_cli_does_not_import_jax():
 
 
 def test_walls_moe_options(walls_json):
-    res = invoke("walls", "-a", "H100", "--moe-experts", "64", "--moe-active", "2", "--json")
+    res = invoke(
+        "walls", "-a", "H100", "--moe-experts", "64", "--moe-active", "2", "--json",
+        "--assumptions", "paper",
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     moe = json.loads(res.output)[0]
     dense = walls_json["NVIDIA H100 SXM5"]

@@ -96,6 +96,7 @@ def test_first_refresh_fits_fans_out_and_publishes(ws, first_run):
         "fit-joint-baseline",  # one fit: the overlay changes no trend prior
         "propagate-baseline",
         "propagate-fast-kernels",
+        "accelerator-walls",  # today's accelerators over the first scenario's draws
         "publish",
     }
     assert all(v == "Completed" for v in states.values())
@@ -107,6 +108,12 @@ def test_first_refresh_fits_fans_out_and_publishes(ws, first_run):
         assert list(dt["forecast"]["year"].values) == YEARS
         assert dt.attrs["code_hash"] == code_hash()
         assert len(dt.attrs["run_fingerprint"]) == 64
+        walls = dt["accelerator_walls"]
+        assert (
+            walls.attrs["scenario"] == "baseline" and walls.attrs["forecast_id"] == dt.attrs["id"]
+        )
+        assert "NVIDIA H100 SXM5" in walls["accelerator"].values
+        assert walls["wall_log10_flop"].sizes["sample"] == walls.attrs["draws"] > 1
 
 
 def test_artifacts_have_stable_keys(first_run):
@@ -127,6 +134,7 @@ def test_second_refresh_is_served_from_cache(ws, first_run):
     states = again["task_states"]
     assert states["fit-joint-baseline"] == "Cached"
     assert states["propagate-baseline"] == states["propagate-fast-kernels"] == "Cached"
+    assert states["accelerator-walls"] == "Cached"
     assert states["load-inputs"] == states["publish"] == "Completed"  # never cached
     assert again["status"] == "unchanged" and again["path"] == first_run["path"]
     assert sorted((ws["outputs"] / "forecasts").iterdir()) == before  # no duplicate
@@ -235,6 +243,9 @@ def test_dask_task_runner_on_a_local_cluster(ws, first_run):
     states = result["task_states"]
     assert states["fit-joint-baseline"] == "Cached"
     assert states["propagate-baseline"] == states["propagate-fast-kernels"] == "Completed"
+    assert (
+        states["accelerator-walls"] == "Cached"
+    )  # today's hardware: the year grid is not an input
     assert result["status"] == "published"
     with xr.open_datatree(result["path"], engine="h5netcdf") as dt:
         assert list(dt["forecast"]["year"].values) == [2024.0, 2045.0]

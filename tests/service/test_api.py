@@ -301,6 +301,8 @@ def test_unknown_ids_are_404(client, path):
         ("/v1/walls?accelerator=NoSuchChip", "accelerator", None),
         ("/v1/walls?accelerator=V100&precision=fp8", "precision", ["bf16"]),
         ("/v1/walls?accelerator=H100&regime=ideal", "regime", ["paper", "realistic"]),
+        ("/v1/walls?accelerator=H100&assumptions=fitted", "assumptions", ["forecast", "paper"]),
+        ("/v1/curve?accelerator=H100&assumptions=fitted", "assumptions", ["forecast", "paper"]),
         ("/v1/curve?accelerator=NoSuchChip", "accelerator", None),
         ("/v1/curve?accelerator=H100&regime=ideal", "regime", ["paper", "realistic"]),
         ("/v1/query?wall=latency&regime=ideal", "regime", ["paper", "realistic"]),
@@ -427,6 +429,7 @@ def test_walls_equal_the_cli_and_are_searched_once(client, monkeypatch):
 
     monkeypatch.setattr(search, "find_walls", counting)
     params = {"accelerator": "H100", "duration_days": 120, "precision": "bf16"}
+    params["assumptions"] = "paper"
     first = client.get("/v1/walls", params=params)
     assert first.status_code == 200
     searched = len(calls)
@@ -434,7 +437,10 @@ def test_walls_equal_the_cli_and_are_searched_once(client, monkeypatch):
     assert client.get("/v1/walls", params=params).json() == first.json()
     assert len(calls) == searched  # the second answer came from the cache
     (row,) = first.json()
-    cli = cli_json("walls", "--accelerator", "H100", "--duration-days", "120", "--json")[0]
+    cli = cli_json(
+        "walls", "--accelerator", "H100", "--duration-days", "120", "--json",
+        "--assumptions", "paper",
+    )[0]  # fmt: skip
     for key, value in row.items():
         assert cli[key] == value, key
     assert row["accelerator"] == "NVIDIA H100 SXM5" and row["plan_at_wall"]["utilization"] > 0
@@ -442,8 +448,9 @@ def test_walls_equal_the_cli_and_are_searched_once(client, monkeypatch):
 
 
 def test_curve_has_both_walls_and_the_plan(client):
-    got = client.get("/v1/curve", params={"accelerator": "H100"}).json()
-    walls = client.get("/v1/walls", params={"accelerator": "H100"}).json()[0]
+    params = {"accelerator": "H100", "assumptions": "paper"}
+    got = client.get("/v1/curve", params=params).json()
+    walls = client.get("/v1/walls", params=params).json()[0]
     assert {k: got[k] for k in walls} == walls
     x = np.array(got["curve"]["log10_flop"])
     u = np.array([np.nan if v is None else v for v in got["curve"]["utilization"]])
@@ -455,6 +462,71 @@ def test_curve_has_both_walls_and_the_plan(client):
     below = u[(x > dm + 0.1) & ~np.isnan(u)]
     assert below.size and (below < walls["utilization_threshold"] * walls["max_utilization"]).all()
     assert client.get("/v1/accelerators").json()[0].keys() == {"name", "release_year", "fp8"}
+
+
+def test_one_accelerator_has_one_wall_on_every_surface(client, published_forecast):
+    """The H100's walls over the forecast's posterior draws (issue 24): ``/v1/walls``,
+    ``/v1/curve``, ``wallcast walls --json``, the report's table and the frozen-hardware reading
+    (report and deck) print the same median and interval; the paper's fixed assumptions give
+    another number, labelled as such."""
+    from forecast.analyses import forecast_walls
+    from forecast.jobs.analyse_job import frozen_hardware
+    from forecast.report.hardware_walls import (
+        accelerator_table_cells,
+        accelerator_walls_of_forecast,
+        wall_cell,
+    )
+
+    (api,) = client.get("/v1/walls", params={"accelerator": "H100"}).json()
+    assert api["assumptions_source"] == "forecast" and api["draws"] >= 100
+    assert api["forecast_id"] == published_forecast.parent.name
+    cli = cli_json("walls", "-a", "H100", "--json", "--forecast", str(published_forecast))[0]
+    assert cli == api
+    curve = client.get("/v1/curve", params={"accelerator": "H100"}).json()
+    assert {k: curve[k] for k in api} == api
+    with xr.open_datatree(published_forecast, engine="h5netcdf") as dt:
+        group = dt["accelerator_walls"].to_dataset().load()
+        tree = dt.load()
+    draws = group["wall_log10_flop"].sel(accelerator="NVIDIA H100 SXM5")
+    for wall in ("data_movement", "latency"):
+        lo, med, hi = np.quantile(draws.sel(wall=wall).values, [0.1, 0.5, 0.9])
+        assert api[f"{wall}_wall_log10_flop"] == pytest.approx(med, abs=1e-12)
+        assert api[f"{wall}_wall_interval_log10_flop"] == pytest.approx([lo, hi], abs=1e-12)
+        assert lo < med < hi  # a distribution, not a point
+    header, body = accelerator_table_cells(accelerator_walls_of_forecast(group))
+    (row,) = [r for r in body if r[0].startswith("NVIDIA H100 SXM5")]
+    assert row[2] == wall_cell(api, "data_movement") and row[3] == wall_cell(api, "latency")
+    assert "median (80 % interval)" in header[2]
+    frozen = frozen_hardware(published_forecast, attach=False, tree=tree).dataset
+    assert float(frozen["wall_flop"].sel(wall="data_movement")) == pytest.approx(
+        api["data_movement_wall_flop"], rel=1e-12
+    )
+    assert float(frozen["wall_flop_lower"].sel(wall="data_movement")) == pytest.approx(
+        10 ** api["data_movement_wall_interval_log10_flop"][0], rel=1e-12
+    )
+    # the stored group answers without a computation (and without JAX); another run length is
+    # computed over the same draws (a longer run: the latency wall moves out)
+    assert forecast_walls.stored_group_answers(published_forecast, ["NVIDIA H100 SXM5"])
+    code = (
+        "import sys; from forecast.analyses.forecast_walls import forecast_walls_records; "
+        f"r = forecast_walls_records({str(published_forecast)!r}, ['H100']); "
+        "assert 'jax' not in sys.modules, 'jax imported'; print(r[0]['data_movement_wall_flop'])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert float(proc.stdout) == api["data_movement_wall_flop"]
+    (longer,) = client.get("/v1/walls", params={"accelerator": "H100", "duration_days": 180}).json()
+    assert longer["assumptions_source"] == "forecast"
+    assert longer["latency_wall_log10_flop"] > api["latency_wall_log10_flop"]
+    (paper,) = client.get(
+        "/v1/walls", params={"accelerator": "H100", "assumptions": "paper"}
+    ).json()
+    assert (
+        paper["assumptions_source"] == "paper" and "fixed assumptions" in paper["assumptions_note"]
+    )
+    assert paper["data_movement_wall_log10_flop"] != pytest.approx(
+        api["data_movement_wall_log10_flop"], abs=0.01
+    )
 
 
 # ----------------------------------------------------------------------------- a real process
@@ -528,13 +600,13 @@ def test_plan_search_cache_is_keyed_by_the_hardware_table_and_bounded(tmp_path, 
     data.mkdir()
     table = (REPO / "data" / "hardware.csv").read_text()
     (data / "hardware.csv").write_text(table)
-    same = backend.Backend(tmp_path / "outputs", data).walls(["H100"])[0]
-    official = backend.Backend(tmp_path / "outputs").walls(["H100"])[0]
+    same = backend.Backend(tmp_path / "outputs", data).walls(["H100"], assumptions="paper")[0]
+    official = backend.Backend(tmp_path / "outputs").walls(["H100"], assumptions="paper")[0]
     assert same == official  # same bytes, same hash: the cached answer
     # H100 with half its scale-up bandwidth: another table hash, a new search, another answer
     h100 = next(line for line in table.splitlines() if line.startswith("NVIDIA H100 SXM5,"))
     (data / "hardware.csv").write_text(table.replace(h100, h100.replace("4.5e11", "2.25e11")))
-    slower = backend.Backend(tmp_path / "outputs", data).walls(["H100"])[0]
+    slower = backend.Backend(tmp_path / "outputs", data).walls(["H100"], assumptions="paper")[0]
     assert slower["hardware"]["scaleup_bandwidth"] == 2.25e11
     assert slower["data_movement_wall_flop"] <= official["data_movement_wall_flop"]  # never helps
 
@@ -549,10 +621,14 @@ def test_plan_search_cache_is_keyed_by_the_hardware_table_and_bounded(tmp_path, 
 def test_walls_in_the_realistic_regime_are_the_cli_s(client):
     """``regime=realistic``: the same record as ``wallcast walls --regime realistic --json``,
     a launchable plan in whole numbers, and the sentence that says what the regime is."""
-    r = client.get("/v1/walls", params={"accelerator": "H100", "regime": "realistic"})
+    params = {"accelerator": "H100", "regime": "realistic", "assumptions": "paper"}
+    r = client.get("/v1/walls", params=params)
     assert r.status_code == 200, r.text
     (row,) = r.json()
-    cli = cli_json("walls", "--accelerator", "H100", "--regime", "realistic", "--json")[0]
+    cli = cli_json(
+        "walls", "--accelerator", "H100", "--regime", "realistic", "--json",
+        "--assumptions", "paper",
+    )[0]  # fmt: skip
     assert row == cli
     assert row["regime"] == "realistic" and "launch" in row["regime_note"]
     plan = row["plan_at_wall"]
@@ -565,11 +641,11 @@ def test_walls_in_the_realistic_regime_are_the_cli_s(client):
 def test_curve_in_the_realistic_regime(client):
     """``/v1/curve?regime=realistic``: the realistic walls record (as ``/v1/walls``) and the best
     launchable plan's utilization on the same budgets as the paper curve, read the same way."""
-    params = {"accelerator": "H100", "regime": "realistic"}
+    params = {"accelerator": "H100", "regime": "realistic", "assumptions": "paper"}
     got = client.get("/v1/curve", params=params).json()
     walls = client.get("/v1/walls", params=params).json()[0]
     assert {k: got[k] for k in walls} == walls and got["regime"] == "realistic"
-    paper = client.get("/v1/curve", params={"accelerator": "H100"}).json()
+    paper = client.get("/v1/curve", params={"accelerator": "H100", "assumptions": "paper"}).json()
     assert got["curve"]["log10_flop"] == paper["curve"]["log10_flop"]
     x = np.array(got["curve"]["log10_flop"])
     u = np.array([np.nan if v is None else v for v in got["curve"]["utilization"]])
@@ -594,8 +670,14 @@ def test_a_regime_with_no_published_forecast_is_404(client, forecast_id):
 
 
 def test_the_service_knows_the_model_s_regimes():
-    from forecast.analyses import accelerator_walls
+    from forecast.analyses import accelerator_walls, forecast_walls
     from forecast.model import search
+    from forecast.queries import posterior_walls
     from forecast.service import backend
 
     assert backend.REGIMES == search.REGIMES == accelerator_walls.REGIMES
+    assert set(posterior_walls.REGIME_NOTES) == set(search.REGIMES)
+    assert backend.ASSUMPTION_SOURCES == forecast_walls.ASSUMPTION_SOURCES
+    lo, hi = float(search.DEFAULT_LOG10_FLOP_GRID[0]), float(search.DEFAULT_LOG10_FLOP_GRID[-1])
+    assert posterior_walls.SEARCH_LOG10_FLOP_RANGE == accelerator_walls.SEARCH_LOG10_FLOP_RANGE
+    assert (lo, hi) == posterior_walls.SEARCH_LOG10_FLOP_RANGE

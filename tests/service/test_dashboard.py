@@ -177,21 +177,48 @@ def test_probability_by_year_equals_the_api(page, published_forecast):
 
 
 def test_explorer_draws_the_h100_curve_with_both_walls(page):
+    """By default the explorer shows the forecast's posterior: the median curve in its 80%
+    band, both walls at the API's medians, and each wall's interval as ``/v1/walls`` gives it
+    (the report's and the CLI's numbers)."""
     browser, server, shots = page
-    assert "H100" in browser.evaluate("document.getElementById('explorer').dataset.accelerator")
-    points = browser.evaluate(
-        "document.getElementById('explorer-chart').data[0].y.filter(v => v !== null).length"
-    )
-    assert points > 100
+    explorer = "document.getElementById('explorer').dataset"
+    assert "H100" in browser.evaluate(f"{explorer}.accelerator")
+    assert browser.evaluate(f"{explorer}.assumptions") == "forecast"
+    data = "document.getElementById('explorer-chart').data"
+    median = browser.evaluate(f"{data}.find(t => t.name === 'best plan, median draw').y")
+    lower, upper = browser.evaluate(f"[{data}[0].y, {data}[1].y]")
+    assert len([v for v in median if v is not None]) > 50
+    assert all(lo <= up + 1e-12 for lo, up in zip(lower, upper, strict=True))
+    assert any(up - lo > 0.01 for lo, up in zip(lower, upper, strict=True))  # a real band
     walls = httpx.get(f"{server}/v1/walls", params={"accelerator": "H100"}).json()[0]
+    assert walls["assumptions_source"] == "forecast"
     shapes = browser.evaluate(
         "document.getElementById('explorer-chart').layout.shapes.filter(s => s.xref === 'x')"
         ".map(s => s.x0)"
     )
     assert shapes == [walls["data_movement_wall_flop"], walls["latency_wall_flop"]]
-    plan = browser.evaluate("document.getElementById('plan').textContent")
-    assert f"{walls['plan_at_wall']['pipeline_parallel']}" in plan
+    shown = browser.evaluate("document.getElementById('plan').textContent")
+    lo, hi = walls["data_movement_wall_interval_log10_flop"]
+    text = f"{10**lo:.1e}".replace("e+", "e")
+    assert "posterior inputs" in shown and f"80%: {text}" in shown
     browser.screenshot(shots / "dashboard-explorer.png")
+    # the paper's fixed assumptions, labelled, with the plan at the wall
+    browser.evaluate(
+        "(() => { const s = document.getElementById('assumptions');"
+        " s.value = 'paper'; s.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for(f"{explorer}.assumptions === 'paper' && {explorer}.state === 'ready'")
+    paper = httpx.get(
+        f"{server}/v1/walls", params={"accelerator": "H100", "assumptions": "paper"}
+    ).json()[0]
+    shown = browser.evaluate("document.getElementById('plan').textContent")
+    assert "paper's fixed assumptions" in shown
+    assert f"{paper['plan_at_wall']['pipeline_parallel']}" in shown
+    browser.evaluate(
+        "(() => { const s = document.getElementById('assumptions');"
+        " s.value = 'forecast'; s.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for(f"{explorer}.assumptions === 'forecast' && {explorer}.state === 'ready'")
     assert browser.errors == []
 
 
@@ -202,11 +229,12 @@ def test_explorer_shows_a_launchable_plan_in_the_realistic_regime(page):
     browser, server, shots = page
     explorer = "document.getElementById('explorer').dataset"
     browser.evaluate(
-        "(() => { const s = document.getElementById('regime');"
+        "(() => { const a = document.getElementById('assumptions'); a.value = 'paper';"
+        " const s = document.getElementById('regime');"
         " s.value = 'realistic'; s.dispatchEvent(new Event('change')); })()"
     )
     browser.wait_for(f"{explorer}.regime === 'realistic' && {explorer}.state === 'ready'")
-    params = {"accelerator": "H100", "regime": "realistic"}
+    params = {"accelerator": "H100", "regime": "realistic", "assumptions": "paper"}
     walls = httpx.get(f"{server}/v1/walls", params=params).json()[0]
     plan, shown = (
         walls["plan_at_wall"],
@@ -228,10 +256,14 @@ def test_explorer_shows_a_launchable_plan_in_the_realistic_regime(page):
     assert shapes == [walls["data_movement_wall_flop"], walls["latency_wall_flop"]]
     browser.screenshot(shots / "dashboard-explorer-realistic.png")
     browser.evaluate(
-        "(() => { const s = document.getElementById('regime');"
+        "(() => { const a = document.getElementById('assumptions'); a.value = 'forecast';"
+        " const s = document.getElementById('regime');"
         " s.value = 'paper'; s.dispatchEvent(new Event('change')); })()"
     )
-    browser.wait_for(f"{explorer}.regime === 'paper' && {explorer}.state === 'ready'")
+    browser.wait_for(
+        f"{explorer}.regime === 'paper' && {explorer}.assumptions === 'forecast'"
+        f" && {explorer}.state === 'ready'"
+    )
     assert browser.errors == []
 
 
@@ -250,7 +282,8 @@ def test_explorer_offers_fp8_only_where_the_table_has_it(page):
     )
     walls = httpx.get(f"{server}/v1/walls", params={"accelerator": "A100 SXM4 80GB"}).json()[0]
     plan = browser.evaluate("document.getElementById('plan').textContent")
-    assert "bf16" in plan and f"{walls['plan_at_wall']['microbatches']:.1f}" in plan
+    median = f"{walls['data_movement_wall_flop']:.1e}".replace("e+", "e")
+    assert "bf16" in plan and f"{median} FLOP" in plan
     assert browser.errors == []
 
 

@@ -33,6 +33,16 @@ RegimeQuery = Annotated[
 ]
 
 
+AssumptionsQuery = Annotated[
+    str,
+    Query(
+        description="forecast (default): over the served forecast's posterior inputs, median and "
+        "80% interval (the report's, deck's and dashboard's numbers); paper: the paper's fixed "
+        "assumptions (Erdil & Schneider-Joseph 2024), one value each, for comparison."
+    ),
+]
+
+
 async def _answer(request: Request, job: Callable[..., tuple[Any, Any]], *args: Any) -> Any:
     """The cached answer of ``job(*args)`` (inputs checked on the thread pool: they read the
     hardware table), or its computation's, run on the expensive-work queue."""
@@ -57,12 +67,20 @@ async def walls(
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
     regime: RegimeQuery = "paper",
+    assumptions: AssumptionsQuery = "forecast",
 ) -> list[dict]:
     """The objects of ``wallcast walls --json``: ``max_utilization``, ``data_movement_wall_flop``,
-    ``latency_wall_flop`` (null beyond the 1e20-1e40 search grid), ``plan_at_wall``,
-    ``regime``, ..."""
+    ``latency_wall_flop`` (null beyond the 1e20-1e40 search grid), ``regime``,
+    ``assumptions_source``; over the forecast, each wall's median with
+    ``*_interval_log10_flop``; at the paper's assumptions, ``plan_at_wall``."""
     return await _answer(
-        request, request.app.state.backend.walls_job, accelerator, duration_days, precision, regime
+        request,
+        request.app.state.backend.walls_job,
+        accelerator,
+        duration_days,
+        precision,
+        regime,
+        assumptions,
     )
 
 
@@ -73,9 +91,11 @@ async def curve(
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
     regime: RegimeQuery = "paper",
+    assumptions: AssumptionsQuery = "forecast",
 ) -> dict:
     """The walls object of ``/v1/walls`` plus ``curve``: ``log10_flop`` (1e22 to 1e33 FLOP),
-    and ``utilization`` (fraction of peak; null where no plan finishes in time), in the
+    and ``utilization`` (fraction of peak; null where no plan finishes in time; over the
+    forecast the median, with ``utilization_lower`` / ``_upper``, its 80% band), in the
     ``regime``'s plans (a realistic curve searches every launchable shape: ~10-30 s the first
     time on 2 cores, cached after)."""
     return await _answer(
@@ -85,4 +105,5 @@ async def curve(
         duration_days,
         precision,
         regime,
+        assumptions,
     )

@@ -281,6 +281,7 @@ async function renderExplorer() {
     duration_days: selected("duration"),
     precision: selected("precision"),
     regime: selected("regime"),
+    assumptions: selected("assumptions"),
   };
   box.dataset.state = "loading";
   status.textContent = params.regime === "realistic"
@@ -295,9 +296,20 @@ async function renderExplorer() {
     return;
   }
   const x = w.curve.log10_flop.map((v) => 10 ** v);
-  const traces = [{ x, y: w.curve.utilization, mode: "lines", name: "best plan",
+  const overForecast = w.assumptions_source === "forecast";
+  const traces = [];
+  if (overForecast) {
+    // the 80% band over the forecast's posterior draws, under the median line
+    traces.push({ x, y: w.curve.utilization_lower, mode: "lines", line: { width: 0 },
+      hoverinfo: "skip", showlegend: false });
+    traces.push({ x, y: w.curve.utilization_upper, mode: "lines", line: { width: 0 },
+      fill: "tonexty", fillcolor: "rgba(0, 114, 178, 0.15)", hoverinfo: "skip",
+      showlegend: false });
+  }
+  traces.push({ x, y: w.curve.utilization, mode: "lines",
+    name: overForecast ? "best plan, median draw" : "best plan",
     line: { color: COLOUR.frontier, width: 2.5 }, connectgaps: false,
-    hovertemplate: "%{x:.2e} FLOP: utilization %{y:.1%}<extra></extra>" }];
+    hovertemplate: "%{x:.2e} FLOP: utilization %{y:.1%}<extra></extra>" });
   const shapes = [];
   const annotations = [];
   const marks = [
@@ -326,12 +338,22 @@ async function renderExplorer() {
   };
   await Plotly.react("explorer-chart", traces, layout, PLOT_CONFIG);
   const table = el("table");
+  const wallText = (wall) => {
+    const flop = w[`${wall}_wall_flop`];
+    const median = flop === null ? "beyond the grid" : `${fmtFlop(flop)} FLOP`;
+    const interval = w[`${wall}_wall_interval_log10_flop`];
+    if (!interval) return median;
+    const end = (v, side) => (v === null ? (side ? ">1e40" : "<1e20") : fmtFlop(10 ** v));
+    return `${median} (80%: ${end(interval[0], 0)} – ${end(interval[1], 1)})`;
+  };
   const rows = [
     ["accelerator", w.accelerator],
-    ["max utilization", fmtPct(w.max_utilization)],
-    ["data-movement wall", w.data_movement_wall_flop === null ? "beyond the grid" : `${fmtFlop(w.data_movement_wall_flop)} FLOP`],
-    ["latency wall", w.latency_wall_flop === null ? "beyond the grid" : `${fmtFlop(w.latency_wall_flop)} FLOP`],
-    ...planRows(w.plan_at_wall),
+    ["max utilization", w.max_utilization_interval
+      ? `${fmtPct(w.max_utilization)} (80%: ${fmtPct(w.max_utilization_interval[0])} – ${fmtPct(w.max_utilization_interval[1])})`
+      : fmtPct(w.max_utilization)],
+    ["data-movement wall", wallText("data_movement")],
+    ["latency wall", wallText("latency")],
+    ...(overForecast ? [] : planRows(w.plan_at_wall)),
   ];
   for (const [k, v] of rows) {
     const tr = el("tr");
@@ -339,14 +361,19 @@ async function renderExplorer() {
     table.append(tr);
   }
   const notes = [...w.assumptions, ...(w.note ? [w.note] : [])];
+  const heading = overForecast
+    ? `Walls over this forecast's posterior inputs (${w.duration_days} days, ${w.precision}, ${w.regime} plans)`
+    : `Walls and the best plan at the data-movement wall, paper's fixed assumptions (${w.duration_days} days, ${w.precision}, ${w.regime} plans)`;
   document.getElementById("plan").replaceChildren(
-    el("h3", {}, `Best plan at the data-movement wall (${w.duration_days} days, ${w.precision}, ${w.regime} plans)`),
+    el("h3", {}, heading),
+    el("p", { class: "note" }, w.assumptions_note || ""),
     el("p", { class: "note" }, w.regime_note),
     table, ...notes.map((n) => el("p", { class: "note" }, n)),
   );
   status.textContent = "";
   box.dataset.accelerator = w.accelerator;
   box.dataset.regime = w.regime;
+  box.dataset.assumptions = w.assumptions_source;
   box.dataset.state = "ready";
 }
 
@@ -369,7 +396,7 @@ async function initExplorer() {
   };
   allowFp8();
   select.addEventListener("change", allowFp8);
-  for (const id of ["accelerator", "duration", "precision", "regime"]) {
+  for (const id of ["accelerator", "duration", "precision", "regime", "assumptions"]) {
     document.getElementById(id).addEventListener("change", () => renderExplorer().catch(fail));
   }
   await renderExplorer();
