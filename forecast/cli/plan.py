@@ -11,12 +11,13 @@ takes and whether it finishes in time (:func:`forecast.analyses.accelerator_wall
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from forecast.cli.app import app, check_positive, json_clean, reports_errors
 from forecast.cli.options import (
+    ForecastOpt,
     HardwareOpt,
     JsonOpt,
     MoeActiveOpt,
@@ -25,28 +26,39 @@ from forecast.cli.options import (
     PrecisionOpt,
 )
 from forecast.cli.tables import loo_table, plan_text, runs_table
+from forecast.queries.formatting import fmt_pct, sci
 
 
 @app.command()
 @reports_errors
 def plan(
     accelerator: Annotated[
-        str,
+        list[str] | None,
         typer.Option(
             "--accelerator",
             "-a",
-            help="Accelerator name, exact or a unique part of it (e.g. H100).",
+            help="Accelerator name, exact or a unique part of it (e.g. H100). Repeatable in the "
+            "search form (side by side); omitted with --year: the frontier accelerator of that "
+            "year.",
         ),
-    ],
+    ] = None,
     flop: Annotated[
-        float,
+        float | None,
         typer.Option(
-            "--flop", help="Training compute, FLOP; the model is its compute-optimal one."
+            "--flop",
+            help="Training compute, FLOP; the model is its compute-optimal one. Omitted with "
+            "--year: the frontier run of that year (per draw).",
         ),
-    ],
-    tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")],
-    pp: Annotated[int, typer.Option("--pp", min=1, help="Pipeline-parallel stages.")],
-    dp: Annotated[int, typer.Option("--dp", min=1, help="Data-parallel replicas.")],
+    ] = None,
+    tp: Annotated[
+        int | None, typer.Option("--tp", min=1, help="Tensor-parallel degree (evaluate form).")
+    ] = None,
+    pp: Annotated[
+        int | None, typer.Option("--pp", min=1, help="Pipeline-parallel stages (evaluate form).")
+    ] = None,
+    dp: Annotated[
+        int | None, typer.Option("--dp", min=1, help="Data-parallel replicas (evaluate form).")
+    ] = None,
     sequence_length: Annotated[
         int, typer.Option("--sequence-length", min=1, help="Tokens per sequence.")
     ] = 8192,
@@ -86,16 +98,52 @@ def plan(
     moe_experts: MoeExpertsOpt = 1,
     moe_active: MoeActiveOpt = 1,
     hardware: HardwareOpt = None,
+    year: Annotated[
+        int | None,
+        typer.Option(
+            "--year",
+            help="Search form: the year of the frontier accelerator and run (from the forecast's "
+            "fitted trends), of the latencies and of the sequence length.",
+        ),
+    ] = None,
+    draws: Annotated[
+        int,
+        typer.Option("--draws", min=1, max=4000, help="Search form: posterior draws (thinned)."),
+    ] = 500,
+    forecast: ForecastOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Evaluate a given plan: utilization (MFU), step time and its parts, memory, feasibility."""
-    check_positive(flop, "--flop")
+    """Plan a run: the best launchable plan per posterior draw (search form), or evaluate a
+    given plan (evaluate form: --tp, --pp and --dp).
+
+    Search form: for each accelerator (or the frontier accelerator of --year), the distribution
+    over the forecast's posterior draws of the best launchable plan's utilization, P(feasible),
+    accelerators, accelerator-hours, step time and cost multiplier, with the plan of the median
+    draw in whole numbers. Evaluate form: utilization (MFU), step time and its parts, memory and
+    feasibility of one given plan.
+    """
     check_positive(days, "--days")
+    if flop is not None:
+        check_positive(flop, "--flop")
+    given = [n for n, v in (("--tp", tp), ("--pp", pp), ("--dp", dp)) if v is not None]
+    if not given:
+        _search(accelerator, flop, year, days, precision, draws, hardware, forecast, json_output)
+        return
+    if len(given) < 3:
+        missing = sorted({"--tp", "--pp", "--dp"} - set(given))
+        raise typer.BadParameter(
+            f"the evaluate form needs --tp, --pp and --dp; missing {', '.join(missing)}",
+            param_hint="--tp/--pp/--dp",
+        )
+    if not accelerator or len(accelerator) != 1 or flop is None:
+        raise typer.BadParameter(
+            "the evaluate form takes one --accelerator and --flop", param_hint="--accelerator"
+        )
     # why here: the plan evaluation imports JAX and the data tables
     from forecast.analyses.accelerator_walls import plan_record
 
     record = plan_record(
-        accelerator,
+        accelerator[0],
         training_flop=flop,
         tp=tp,
         pp=pp,
@@ -117,6 +165,27 @@ def plan(
         typer.echo(json.dumps(json_clean(record), indent=2, allow_nan=False))
         return
     typer.echo(plan_text(record))
+
+
+def _search(accelerator, flop, year, days, precision, draws, hardware, forecast, json_output):
+    """The search form of ``wallcast plan`` (:func:`forecast.analyses.planner.plan_answer`)."""
+    # why here: the planner imports JAX
+    from forecast.analyses.planner import plan_answer
+
+    answer = plan_answer(
+        forecast,
+        accelerators=accelerator,
+        year=year,
+        training_flop=flop,
+        duration_days=days,
+        precision=precision.value,
+        draws=draws,
+        hardware=hardware,
+    )
+    if json_output:
+        typer.echo(json.dumps(json_clean(answer), indent=2, allow_nan=False))
+        return
+    typer.echo(planner_text(answer))
 
 
 @app.command()
@@ -170,3 +239,56 @@ def runs(
         typer.echo(json.dumps(json_clean(out), indent=2, allow_nan=False))
         return
     typer.echo(runs_table(records, ratio_summary(records)))
+
+
+def planner_text(answer: dict[str, Any]) -> str:
+    """``wallcast plan`` (search form): one block per accelerator, median (80 % interval)."""
+
+    def iv(d: dict, fmt) -> str:
+        if d["median"] is None:
+            return "-"
+        lo = "?" if d["lower"] is None else fmt(d["lower"])
+        hi = "inf" if d["upper"] is None else fmt(d["upper"])
+        return f"{fmt(d['median'])} ({lo} – {hi})"
+
+    flop = answer["training_flop"]
+    budget = (
+        sci(flop["median"])
+        if answer["budget"] == "given"
+        else f"the {answer['budget']}, {iv(flop, sci)}"
+    )
+    lines = [
+        f"Best launchable plan per posterior draw: {budget} FLOP in {answer['duration_days']:g} "
+        f"days at {answer['precision']} ({answer['draws']} draws of forecast "
+        f"{answer['forecast_id']}, {answer['scenario']} scenario, {answer['year']:g}); "
+        "median (80% interval)",
+    ]
+    for r in answer["accelerators"]:
+        lines += [
+            "",
+            r["accelerator"],
+            f"  P(feasible)         {fmt_pct(r['feasible_probability'])}",
+            f"  utilization (MFU)   {iv(r['utilization'], lambda v: f'{v:.1%}')}",
+            f"  cost multiplier     {iv(r['cost_multiplier'], lambda v: f'{v:.2f}x')}",
+            f"  accelerators        {iv(r['accelerators'], sci)}",
+            f"  accelerator-hours   {iv(r['accelerator_hours'], sci)}",
+            f"  step time           {iv(r['step_time_s'], lambda v: f'{v:.2f} s')}",
+        ]
+        p = r["plan_median_draw"]
+        if p:
+            micro = (
+                f"1 sequence of {p['sequence_length']:,} tokens over {p['context_parallel']} "
+                "context-parallel ranks"
+                if p["context_parallel"] > 1
+                else f"{p['microbatch_sequences']} x {p['sequence_length']:,}-token sequences"
+            )
+            lines += [
+                f"  plan (median draw)  tp {p['tensor_parallel']} ({p['tensor_parallel_layout']}), "
+                f"pp {p['pipeline_parallel']} (x{p['virtual_stages']} interleaved), "
+                f"dp {p['data_parallel']:,}, {p['microbatches']:,} microbatches of {micro}, "
+                f"recompute {'on' if p['recompute'] else 'off'}, {p['layers']} layers, "
+                f"{p['accelerators']:,} accelerators",
+            ]
+        lines += [f"  * {g}" for g in r["assumptions"]]
+    lines += ["", answer["note"] + "."]
+    return "\n".join(lines)

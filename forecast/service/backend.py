@@ -53,6 +53,9 @@ SAMPLE_DIMS = ("chain", "draw")
 WALLS = ("data_movement", "latency")
 PRECISIONS = ("bf16", "fp8")
 REGIMES = ("paper", "realistic")  # forecast.model.search.REGIMES, without importing JAX (tested)
+PLAN_DRAWS = 500  # forecast.analyses.planner.DEFAULT_DRAWS
+PLAN_MAX_DRAWS = 4000  # forecast.analyses.planner.MAX_DRAWS
+PLAN_FLOP_RANGE = (1e20, 1e40)  # the plan search's compute grid
 #: forecast.analyses.forecast_walls.ASSUMPTION_SOURCES (a test keeps them equal)
 ASSUMPTION_SOURCES = ("forecast", "paper")
 PROB_RANGE = (0.01, 0.99)  # as `wallcast query --prob`
@@ -697,6 +700,66 @@ class Backend:
         (``paper`` or ``realistic``) and over ``assumptions`` (see :meth:`walls_job`)."""
         cached, compute = self.curve_job(accelerator, duration_days, precision, regime, assumptions)
         return cached if cached is not None else compute(threading.Event())
+
+    def plan_job(
+        self,
+        accelerators: list[str] | None,
+        training_flop: float | None = None,
+        year: int | None = None,
+        duration_days: float = 90.0,
+        precision: str = "bf16",
+        draws: int = PLAN_DRAWS,
+    ) -> tuple[dict | None, Callable[[threading.Event], dict]]:
+        """(cached answer or None, the computation) of ``/v1/plan``: the planner's answer
+        (:func:`forecast.analyses.planner.plan_answer`, the JSON of ``wallcast plan --json``'s
+        search form) over the served forecast; parameters checked here (422 with the allowed
+        values), the search queued by the caller."""
+        if training_flop is not None and not (
+            math.isfinite(training_flop)
+            and PLAN_FLOP_RANGE[0] <= training_flop <= PLAN_FLOP_RANGE[1]
+        ):
+            raise BadParameterError(
+                "flop",
+                training_flop,
+                f"FLOP from {PLAN_FLOP_RANGE[0]:g} to {PLAN_FLOP_RANGE[1]:g}",
+                f"got {training_flop:g}",
+            )
+        if not 1 <= draws <= PLAN_MAX_DRAWS:
+            raise BadParameterError("draws", draws, f"whole numbers from 1 to {PLAN_MAX_DRAWS}")
+        fid, path, meta = self.meta(None)
+        years = [int(float(y)) for y in meta.coords.get("year", [])]
+        if year is not None and year not in years:
+            raise BadParameterError("year", year, years)
+        if training_flop is None and year is None:
+            raise BadParameterError("flop", None, "a compute budget, or give year", "missing")
+        if not accelerators and year is None:
+            raise BadParameterError(
+                "accelerator", None, "names of /v1/accelerators, or give year", "missing"
+            )
+        table, digest, names, days = self._model_inputs(accelerators, duration_days, precision)
+        names = names if accelerators else []
+        key = ("plan", fid, digest, tuple(names), training_flop, year, days, precision, draws)
+
+        def answer(cancelled: threading.Event) -> dict:
+            # why here: the planner imports JAX; the cheap endpoints must not wait for it
+            from forecast.analyses.planner import plan_answer
+
+            def compute() -> dict:
+                with _reading(fid, path):
+                    return plan_answer(
+                        path,
+                        accelerators=names or None,
+                        year=year,
+                        training_flop=training_flop,
+                        duration_days=days,
+                        precision=precision,
+                        draws=draws,
+                        hardware=table,
+                    )
+
+            return _model_cached(key, compute)
+
+        return _MODEL_CACHE.get(key), answer
 
     def _model_inputs(
         self, accelerators: list[str] | None, duration_days: float, precision: str

@@ -55,6 +55,7 @@ ECHO_CHARS = 40
 REPEATABLE: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("/v1/forecasts/", "/intervals", frozenset({"scenario", "wall", "year"})),
     ("/v1/walls", "", frozenset({"accelerator"})),
+    ("/v1/plan", "", frozenset({"accelerator"})),
 )
 
 

@@ -195,3 +195,18 @@ def test_jax_compilation_cache_folder_follows_the_environment(monkeypatch, tmp_p
     (tmp_path / "file").write_text("not a folder")
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
     assert paths.configure_jax_cache() is None  # cannot be created: no cache, no error
+
+
+def test_plan_forms_refuse_half_given_inputs():
+    """``wallcast plan``: --tp, --pp and --dp together evaluate a plan; none of them searches;
+    anything between is one error line, exit 2. The search form needs a budget (or a year) and
+    an accelerator (or a year)."""
+    res = runner.invoke(app, ["plan", "-a", "H100", "--flop", "1e25", "--tp", "8"])
+    assert res.exit_code == 2 and "missing --dp, --pp" in res.output
+    res = runner.invoke(app, ["plan", "--flop", "1e28"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == "error: give --accelerator, or --year for the frontier accelerator"
+    res = runner.invoke(app, ["plan", "-a", "H100"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == "error: give --flop, or --year for the frontier run of that year"
+    assert "Traceback" not in res.output

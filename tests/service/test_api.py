@@ -8,6 +8,7 @@ restart, no JAX on the query paths, and one real ``wallcast api`` process on a l
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import socket
@@ -527,6 +528,82 @@ def test_one_accelerator_has_one_wall_on_every_surface(client, published_forecas
     assert paper["data_movement_wall_log10_flop"] != pytest.approx(
         api["data_movement_wall_log10_flop"], abs=0.01
     )
+
+
+def test_plan_search_is_the_cli_s_with_integer_plans(client, published_forecast):
+    """``/v1/plan`` answers what ``wallcast plan --json`` (search form) prints: per accelerator,
+    distributions over the forecast's draws and the median draw's plan in whole numbers, whose
+    accelerators run the budget in the run's length at its utilization (issue 24)."""
+    from forecast.data.hardware import get_accelerator, load_hardware
+
+    params = {"accelerator": ["H100 SXM5", "B200"], "flop": 1e28, "draws": 48}
+    r = client.get("/v1/plan", params=params)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    cli = cli_json(
+        "plan", "-a", "H100 SXM5", "-a", "B200", "--flop", "1e28", "--draws", "48", "--json",
+        "--forecast", str(published_forecast),
+    )  # fmt: skip
+    assert got == cli
+    assert got["draws"] == 48 and got["regime"] == "realistic"
+    assert got["forecast_id"] == published_forecast.parent.name
+    df = load_hardware(REPO / "data" / "hardware.csv")
+    for row in got["accelerators"]:
+        assert 0 <= row["feasible_probability"] <= 1
+        u = row["utilization"]
+        assert 0 < u["lower"] <= u["median"] <= u["upper"] < 1
+        assert row["cost_multiplier"]["median"] >= 1.0
+        p = row["plan_median_draw"]
+        whole = ("tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel")
+        assert all(isinstance(p[k], int) and p[k] >= 1 for k in (*whole, "microbatches"))
+        assert p["microbatch_sequences"] >= 1  # whole sequences, or one over cp ranks
+        assert p["accelerators"] == math.prod(p[k] for k in whole)
+        flops = get_accelerator(df, row["accelerator"]).flops_16bit
+        run_s = 90 * 86400
+        # the plan's accelerators at its utilization train the budget within the run
+        assert p["accelerators"] * flops * p["utilization"] * run_s >= 1e28 * (1 - 1e-9)
+        hours = row["accelerator_hours"]["median"]
+        assert hours == pytest.approx(row["accelerators"]["median"] * 90 * 24, rel=1e-12)
+    bigger = client.get(
+        "/v1/plan", params={"accelerator": "H100 SXM5", "flop": 1e33, "draws": 48}
+    ).json()["accelerators"][0]
+    assert bigger["feasible_probability"] < got["accelerators"][0]["feasible_probability"]
+
+
+def test_plan_for_a_year_uses_the_forecast_s_frontier_run_and_accelerator(
+    client, published_forecast
+):
+    """``year`` without a budget or an accelerator: the frontier run of that year on the
+    frontier accelerator of that year, both per draw from the forecast."""
+    with xr.open_datatree(published_forecast, engine="h5netcdf") as dt:
+        fc = dt["forecast"].to_dataset().load()
+    year = int(fc["year"].values[-1])
+    got = client.get("/v1/plan", params={"year": year, "draws": 32}).json()
+    (row,) = got["accelerators"]
+    assert row["accelerator"] == f"frontier accelerator of {year}"
+    assert got["budget"] == f"frontier run of {year}" and got["year"] == year
+    frontier = fc["frontier_flop"].sel(scenario=fc["scenario"].values[0], year=year).values.ravel()
+    lo, hi = np.quantile(frontier, [0.02, 0.98])
+    assert lo <= got["training_flop"]["median"] <= hi
+
+
+@pytest.mark.parametrize(
+    ("params", "parameter"),
+    [
+        ({"flop": 1e28}, "accelerator"),
+        ({"accelerator": "H100"}, "flop"),
+        ({"accelerator": "H100", "flop": -1}, "flop"),
+        ({"accelerator": "H100", "flop": 1e28, "draws": 0}, "draws"),
+        ({"accelerator": "H100", "flop": 1e28, "year": 1990}, "year"),
+        ({"accelerator": "NoSuchChip", "flop": 1e28}, "accelerator"),
+        ({"accelerator": "V100", "flop": 1e28, "precision": "fp8"}, "precision"),
+    ],
+)
+def test_plan_refuses_bad_parameters_with_the_allowed_values(client, params, parameter):
+    r = client.get("/v1/plan", params=params)
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["parameter"] == parameter and "allowed" in body
 
 
 # ----------------------------------------------------------------------------- a real process

@@ -107,3 +107,47 @@ async def curve(
         regime,
         assumptions,
     )
+
+
+@router.get("/plan", summary="The best launchable plan per posterior draw, for a run")
+async def plan(
+    request: Request,
+    accelerator: Annotated[
+        list[str] | None,
+        Query(
+            description="Name, unique part or whole word (repeatable: side by side); omitted "
+            "with year: the frontier accelerator of that year."
+        ),
+    ] = None,
+    flop: Annotated[
+        float | None,
+        Query(
+            description="Training compute, FLOP (1e20 to 1e40); omitted with year: the "
+            "frontier run of that year."
+        ),
+    ] = None,
+    year: Annotated[
+        int | None,
+        Query(
+            description="A year of the forecast: frontier accelerator, frontier run, latencies "
+            "and sequence length of that year."
+        ),
+    ] = None,
+    duration_days: DurationQuery = 90.0,
+    precision: PrecisionQuery = "bf16",
+    draws: Annotated[int, Query(description="Posterior draws, evenly thinned (1 to 4000).")] = 500,
+) -> dict:
+    """The JSON of ``wallcast plan --json`` (search form): per accelerator, the distribution
+    over the served forecast's posterior draws of the best launchable plan's utilization,
+    ``feasible_probability``, accelerators, accelerator-hours, step time and cost multiplier,
+    and ``plan_median_draw`` in whole numbers."""
+    return await _answer(
+        request,
+        request.app.state.backend.plan_job,
+        accelerator,
+        flop,
+        year,
+        duration_days,
+        precision,
+        draws,
+    )
