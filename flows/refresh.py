@@ -333,7 +333,7 @@ def summary_markdown(
 def _generate_reports(
     forecast_path: Path, logger: logging.Logger | Any, tree: Any = None
 ) -> dict[str, Path]:
-    logger.info("writing report.html, report.md and deck.pptx (plan search per accelerator)")
+    logger.info("writing report.html, report.md and deck.pptx")
     try:
         return {k: Path(v) for k, v in generate_reports(forecast_path, tree=tree).items()}
     except Exception as exc:  # a report failure must not fail the refresh

@@ -29,8 +29,9 @@ from forecast.analyses.accelerator_walls import (
     select_accelerators,
 )
 from forecast.config.runtime import init_jax
+from forecast.model.accelerators import hardware_from_accelerator
 from forecast.queries import posterior_walls as pw
-from forecast.store.reader import load_forecast, resolve_forecast_path
+from forecast.store.reader import load_forecast, read_attrs, resolve_forecast_path
 
 #: Where an accelerator's walls come from: ``forecast``, the published forecast's posterior
 #: inputs (a distribution: median and 80 % interval; what every surface shows by default);
@@ -84,11 +85,12 @@ def _forecast_group(
     moe_experts: int,
     moe_active_experts: int,
     hardware: str | None,
+    hardware_hash: str | None,
 ) -> Any:
     stored = None
     with contextlib.suppress(pw.NoAcceleratorWallsError):
         stored = _stored_group(path, mtime_ns)
-    table_hash = hardware_table_hash(hardware) if hardware else None
+    table_hash = hardware_hash
     if stored is not None:
         settings = dict(
             duration_days=duration_days,
@@ -119,6 +121,11 @@ def _forecast_group(
     )
 
 
+def forecast_regime(path: str | Path) -> str:
+    """The plan regime a published forecast was made in (its root attribute ``regime``)."""
+    return str(read_attrs(path).get("regime", DEFAULT_REGIME))
+
+
 def stored_group_answers(
     forecast: str | Path,
     names: Sequence[str],
@@ -129,11 +136,12 @@ def stored_group_answers(
     moe_experts: int = 1,
     moe_active_experts: int = 1,
     hardware: str | Path | None = None,
-    regime: str = DEFAULT_REGIME,
+    regime: str | None = None,
 ) -> bool:
     """Whether the forecast's stored ``accelerator_walls`` group answers this request (then
     :func:`forecast_walls_group` reads it, no computation)."""
     path = resolve_forecast_path(forecast)
+    regime = forecast_regime(path) if regime is None else regime
     try:
         stored = _stored_group(str(path), path.stat().st_mtime_ns)
     except pw.NoAcceleratorWallsError:
@@ -168,7 +176,7 @@ def forecast_walls_group(
     moe_experts: int = 1,
     moe_active_experts: int = 1,
     hardware: str | Path | None = None,
-    regime: str = DEFAULT_REGIME,
+    regime: str | None = None,
 ) -> Any:
     """The ``accelerator_walls`` draws that answer a request over a published forecast
     (``forecast``: a file, folder or outputs folder; None: ``latest``): the forecast's stored
@@ -176,8 +184,9 @@ def forecast_walls_group(
     inputs with the request's settings (the fast path; cached in the process).  ``names``: full
     accelerator names (:func:`select_accelerators`)."""
     _check_inputs(duration_days, moe_experts, moe_active_experts)
-    _check_regime(regime)
     path = resolve_forecast_path(forecast)
+    regime = forecast_regime(path) if regime is None else regime
+    _check_regime(regime)
     return _forecast_group(
         str(path),
         path.stat().st_mtime_ns,
@@ -189,6 +198,7 @@ def forecast_walls_group(
         int(moe_experts),
         int(moe_active_experts),
         None if hardware is None else str(hardware),
+        None if hardware is None else hardware_table_hash(hardware),
     )
 
 
@@ -201,7 +211,14 @@ def forecast_walls_records(
 ) -> list[dict[str, Any]]:
     """:func:`walls_records` over a published forecast's posterior inputs (median and 80 %
     interval per wall; :mod:`forecast.queries.posterior_walls`)."""
-    full = [a.name for a in select_accelerators(names, hardware)]
+    accs = select_accelerators(names, hardware)
+    precision = settings.get("precision", DEFAULT_PRECISION)
+    if names:  # a named chip without the precision is refused, as at the paper's assumptions
+        for acc in accs:
+            hardware_from_accelerator(acc, precision)
+    else:  # every row: those without the precision are left out
+        accs = [a for a in accs if precision != "fp8" or a.flops_fp8 is not None]
+    full = [a.name for a in accs]
     group = forecast_walls_group(forecast, full, hardware=hardware, **settings)
     return pw.walls_records(group, full)
 
@@ -216,6 +233,7 @@ def forecast_curve_record(
     """:func:`curve_record` over a published forecast's posterior inputs: the median curve with
     its 80 % band (``utilization_lower`` / ``_upper``) and both walls' medians and intervals."""
     (acc,) = select_accelerators([accelerator], hardware)
+    hardware_from_accelerator(acc, settings.get("precision", DEFAULT_PRECISION))  # refuses
     group = forecast_walls_group(
         forecast, [acc.name], curve_names=[acc.name], hardware=hardware, **settings
     )

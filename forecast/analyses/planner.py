@@ -146,15 +146,17 @@ def plan_answer(
             )
             for f in Hardware._fields
         }
-        if precision == "fp8":  # the trend is the 16-bit one: FP8 doubles it (propagation's rule)
-            specs["flops"] = specs["flops"] * 2.0 / np.asarray(inputs["training.bytes_per_number"])
+        # the stored FLOP/s are at the scenario's precision (propagation doubles the 16-bit
+        # trend for FP8): rescale to the precision asked
+        scenario_bytes = np.asarray(inputs["training.bytes_per_number"], dtype=float)
+        specs["flops"] = specs["flops"] * scenario_bytes / acc_model.bytes_per_number(precision)
         targets.append((f"{FRONTIER} accelerator of {year}", Hardware(**specs), []))
 
     grid = shortlist_grid()
     rows = []
     for name, hw, gaps in targets:
         plans = best_plans(hw, a, log10_flop)
-        rows.append(_row(name, plans, grid, a, log10_flop, duration_days, gaps, prob=prob))
+        rows.append(_row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob))
     return {
         "forecast_id": str(tree.attrs.get("id", "")),
         "scenario": scenario,
@@ -170,7 +172,9 @@ def plan_answer(
         "note": (
             "best launchable plan per posterior draw (whole degrees; microbatches of whole "
             "sequences or one sequence over context-parallel ranks; the realistic regime's "
-            "shortlist of shapes); cost multiplier: the best utilization of runs up to 1e27 "
+            "shortlist of shapes); utilization over every draw (0 where no plan finishes in "
+            "time); accelerators, accelerator-hours, run days, step time, cost multiplier and "
+            "the median draw's plan over the feasible draws; cost multiplier: the best utilization of runs up to 1e27 "
             "FLOP (or of this run, if higher) / this run's: accelerator-time per FLOP against "
             "the small-scale best"
         ),
@@ -179,11 +183,11 @@ def plan_answer(
 
 def _row(
     name: str,
+    hw: Hardware,
     plans: Any,
     grid: Any,
     a: Assumptions,
     log10_flop: np.ndarray,
-    duration_days: float,
     gaps: list[str],
     *,
     prob: float,
@@ -191,7 +195,12 @@ def _row(
     ok = np.asarray(plans.feasible, bool) & (np.asarray(plans.utilization) > 0)
     util = np.where(ok, plans.utilization, 0.0)
     accelerators = np.where(ok, _count(plans, grid), np.nan)
-    hours = accelerators * duration_days * 24.0
+    # accelerator-time is the budget over the delivered FLOP/s (MFU = C / (n peak t)): a run
+    # that finishes before the deadline is charged for the time it runs, not the deadline
+    peak = np.broadcast_to(np.asarray(hw.flops, dtype=float), util.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hours = np.where(ok, 10.0**log10_flop / (peak * util) / 3600.0, np.nan)
+        run_days = hours / accelerators / 24.0
     with np.errstate(divide="ignore", invalid="ignore"):
         # against the best of small runs and this one (a run at the peak costs 1x, not less)
         best = np.maximum(plans.small_scale_utilization, util)
@@ -206,9 +215,13 @@ def _row(
         "cost_multiplier": _summary(multiplier, prob),
         "accelerators": _summary(accelerators, prob),
         "accelerator_hours": _summary(hours, prob),
+        "run_days": _summary(run_days, prob),
         "step_time_s": _summary(np.where(ok, plans.step_time_s, np.nan), prob),
         "plan_median_draw": (
-            plan_of(grid, plans, representative, float(seq[representative]))
+            {
+                **plan_of(grid, plans, representative, float(seq[representative])),
+                "run_days": float(run_days[representative]),
+            }
             if representative is not None
             else None
         ),

@@ -43,13 +43,14 @@ class Regime(StrEnum):
 
 
 RegimeOpt = Annotated[
-    Regime,
+    Regime | None,
     typer.Option(
         "--regime",
         case_sensitive=False,
         help="paper: plans relaxed to continuous quantities (Erdil & Schneider-Joseph 2024); "
         "realistic: plans a run can launch (whole sequences or context parallelism, whole layers "
-        "per stage, whole degrees).",
+        "per stage, whole degrees). Default: the forecast's own regime (walls and curves over "
+        "the forecast), else paper.",
     ),
 ]
 

@@ -126,9 +126,34 @@ def plan(
     if flop is not None:
         check_positive(flop, "--flop")
     given = [n for n, v in (("--tp", tp), ("--pp", pp), ("--dp", dp)) if v is not None]
+    plan_only = {
+        "--sequence-length": sequence_length != 8192,
+        "--microbatch-sequences": microbatch_sequences != 1,
+        "--cp": cp != 1,
+        "--2d": two_d,
+        "--recompute": recompute,
+        "--interleave": interleave != 1,
+        "--microbatches": microbatches is not None,
+        "--moe-experts": moe_experts != 1,
+        "--moe-active": moe_active != 1,
+    }
+    search_only = {"--year": year is not None, "--draws": draws != 500, "--forecast": forecast}
     if not given:
+        wrong = [k for k, v in plan_only.items() if v]
+        if wrong:  # the search chooses these per draw (dense models: the forecast's scenario)
+            raise typer.BadParameter(
+                f"{', '.join(wrong)}: options of a given plan; add --tp, --pp and --dp to "
+                "evaluate one, or leave them out to search",
+                param_hint=wrong[0],
+            )
         _search(accelerator, flop, year, days, precision, draws, hardware, forecast, json_output)
         return
+    wrong = [k for k, v in search_only.items() if v]
+    if wrong:
+        raise typer.BadParameter(
+            f"{', '.join(wrong)}: options of the search form (without --tp, --pp and --dp)",
+            param_hint=wrong[0],
+        )
     if len(given) < 3:
         missing = sorted({"--tp", "--pp", "--dp"} - set(given))
         raise typer.BadParameter(
@@ -272,6 +297,7 @@ def planner_text(answer: dict[str, Any]) -> str:
             f"  cost multiplier     {iv(r['cost_multiplier'], lambda v: f'{v:.2f}x')}",
             f"  accelerators        {iv(r['accelerators'], sci)}",
             f"  accelerator-hours   {iv(r['accelerator_hours'], sci)}",
+            f"  run length          {iv(r['run_days'], lambda v: f'{v:.0f} days')}",
             f"  step time           {iv(r['step_time_s'], lambda v: f'{v:.2f} s')}",
         ]
         p = r["plan_median_draw"]

@@ -25,7 +25,6 @@ from forecast.cli.options import (
     MoeExpertsOpt,
     Precision,
     PrecisionOpt,
-    Regime,
     RegimeOpt,
 )
 from forecast.cli.tables import latency_wall_text, walls_table
@@ -43,7 +42,7 @@ def walls(
     hardware: HardwareOpt = None,
     moe_experts: MoeExpertsOpt = 1,
     moe_active: MoeActiveOpt = 1,
-    regime: RegimeOpt = Regime.paper,
+    regime: RegimeOpt = None,
     assumptions: AssumptionsOpt = AssumptionSource.forecast,
     forecast: ForecastOpt = None,
     json_output: Annotated[
@@ -72,15 +71,16 @@ def walls(
         moe_experts=moe_experts,
         moe_active_experts=moe_active,
         hardware=hardware,
-        regime=regime.value,
+        regime=None if regime is None else regime.value,
     )
     # why here: the walls service reads tables (pandas) and, for a search, imports JAX
     from forecast.analyses import accelerator_walls, forecast_walls
 
+    paper_regime = settings["regime"] or "paper"
     if assumptions is AssumptionSource.forecast:  # the forecast's stored draws, else computed
         rows = forecast_walls.forecast_walls_records(forecast, accelerator, **settings)
     else:
-        rows = accelerator_walls.walls_records(accelerator, **settings)
+        rows = accelerator_walls.walls_records(accelerator, **{**settings, "regime": paper_regime})
     if json_output:
         typer.echo(json.dumps(rows, indent=2, allow_nan=False))
         return
@@ -213,7 +213,7 @@ def curve(
     duration_days: DurationOpt = 90.0,
     precision: PrecisionOpt = Precision.bf16,
     hardware: HardwareOpt = None,
-    regime: RegimeOpt = Regime.paper,
+    regime: RegimeOpt = None,
     assumptions: AssumptionsOpt = AssumptionSource.forecast,
     forecast: ForecastOpt = None,
 ) -> None:
@@ -222,7 +222,11 @@ def curve(
     By default the median over the published forecast's posterior inputs with its 80% band;
     --assumptions paper: one curve at the paper's fixed assumptions."""
     check_positive(duration_days, "--duration-days")
-    settings = dict(duration_days=duration_days, precision=precision.value, regime=regime.value)
+    settings = dict(
+        duration_days=duration_days,
+        precision=precision.value,
+        regime=None if regime is None else regime.value,
+    )
     # why here: the walls service reads tables (pandas) and, for a search, imports JAX
     from forecast.analyses import accelerator_walls, forecast_walls
 
@@ -233,7 +237,8 @@ def curve(
             for n in names
         ]
     else:
-        curves = [accelerator_walls.curve_record(n, hardware=hardware, **settings) for n in names]
+        paper = {**settings, "regime": settings["regime"] or "paper"}
+        curves = [accelerator_walls.curve_record(n, hardware=hardware, **paper) for n in names]
     # why here: matplotlib and the report modules load only when a report is written
     from forecast.report.charts import utilization_chart
 

@@ -457,7 +457,7 @@ def analyse(
     progress(f"stored groups {', '.join(repr(g) for g in groups)} in {path}")
     out = Analysis(path, samples, backtest_draws, sens_run, bt_run, frozen_run)
     if reports:
-        progress("writing report.html, report.md and deck.pptx (plan search per accelerator)")
+        progress("writing report.html, report.md and deck.pptx")
         t0 = time.perf_counter()
         out.reports = {k: Path(v) for k, v in report.generate_reports(path, tree=tree).items()}
         out.reports_seconds = time.perf_counter() - t0

@@ -62,9 +62,10 @@ def write_report_files(
     """report.html, report.md (and report_files/) for a forecast; default out: its folder.
 
     ``previous``: None/True finds the previous published forecast, False compares with none,
-    a path compares with that one.  ``accelerators``: True computes every accelerator of the
-    hardware table (the walls service's plan search, JAX: the slow part), a list only those,
-    False skips the section.  ``tree``: the forecast, when the caller has already read it.
+    a path compares with that one.  ``accelerators``: True shows every accelerator of the
+    forecast's group ``accelerator_walls`` (over its posterior draws; a forecast without the
+    group: the walls service's plan search at the paper's assumptions, JAX, the slow part), a
+    list only those, False skips the section.  ``tree``: the forecast, when the caller has already read it.
     """
     return _write_report(
         *_load(forecast_path, previous, tree), out_dir, accelerators, curve_accelerators

@@ -324,7 +324,9 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
             f"{fmt_pct(PROB)}: {lo} to {hi}"
         )
         wall_words = "its median"
+        per_draw = True
     else:
+        per_draw = False
         inputs = (
             "posterior medians of the fitted laws" if _any_posterior(fz.ds) else "prior medians"
         )
@@ -338,6 +340,7 @@ def frozen_paragraph(fz: FrozenHardware, last_year: int) -> str:
         f"8-GPU NVLink domain, 2024 latencies), with this forecast's inputs ({inputs}), the "
         f"model puts {wall_words} at {fmt_flop(dm_f['wall_flop'])} FLOP, and the frontier run on "
         f"its fitted trend reaches it in {fmt_calendar_year(dm_f['median'], last_year)} "
+        + ("(the median over draws, each with its own wall and run) " if per_draw else "")
     )
     if math.isfinite(years_after):
         text += f"({years_after:.1f} years after {PAPER_YEAR}; "

@@ -31,9 +31,11 @@ __all__ = [
     "CURVE_ACCELERATORS",
     "REPORT_CURVE_STEP_LOG10",
     "AcceleratorWalls",
+    "accelerator_section_text",
     "accelerator_table_cells",
     "accelerator_walls",
     "accelerator_walls_of_forecast",
+    "utilization_caption",
     "wall_cell",
 ]
 
@@ -182,6 +184,43 @@ def accelerator_walls_of_forecast(
         source="forecast",
         draws=int(group.attrs["draws"]),
         scenario=str(group.attrs["scenario"]),
+    )
+
+
+def accelerator_section_text(aw: AcceleratorWalls) -> str:
+    """The sentence that opens the report's accelerator section: what the walls are computed
+    over (the forecast's draws, or the paper's fixed assumptions) and what each wall means."""
+    if aw.source == "forecast":
+        basis = (
+            f"over {aw.draws} posterior draws of this forecast's inputs ({aw.scenario} "
+            "scenario: maximum utilization, batch and depth laws, collective efficiency, "
+            "latencies as measured today), median and 80% interval; the same numbers as "
+            "`wallcast walls`, the API and the dashboard"
+        )
+    else:
+        basis = (
+            "at the paper's fixed assumptions (maximum utilization 0.7, the paper's batch and "
+            "depth laws), not this forecast's fitted inputs"
+        )
+    return (
+        f"Each accelerator alone, {basis} ({aw.duration_days:g}-day run, {aw.precision}); "
+        f"data-movement wall: utilization falls below {aw.threshold:.0%} of its maximum; "
+        "latency wall: no plan finishes in time."
+    )
+
+
+def utilization_caption(aw: AcceleratorWalls) -> str:
+    """The caption of the report's utilization chart (which bands it draws)."""
+    text = (
+        "Best achievable utilization against training compute (dashed: data-movement wall, "
+        "dotted: latency wall"
+    )
+    if aw.source != "forecast":
+        return text + ")."
+    band = "each curve's 80% interval" if len(aw.curves) <= 2 else "the H100's 80% interval"
+    return (
+        f"{text}; lines: median over the forecast's posterior draws; band: {band}, mostly the "
+        "spread of the small-scale maximum utilization)."
     )
 
 

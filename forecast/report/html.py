@@ -58,7 +58,12 @@ from forecast.report.fitted_inputs import (
 )
 from forecast.report.frontier import Block, frontier_backtest_blocks, frozen_blocks
 from forecast.report.glossary import glossary_blocks
-from forecast.report.hardware_walls import AcceleratorWalls, accelerator_table_cells
+from forecast.report.hardware_walls import (
+    AcceleratorWalls,
+    accelerator_section_text,
+    accelerator_table_cells,
+    utilization_caption,
+)
 from forecast.report.method import method_blocks
 from forecast.report.not_modelled import not_modelled
 from forecast.report.standalone import stand_alone_blocks
@@ -259,27 +264,7 @@ def report_blocks(
     blocks.append(Block("h2", "Walls of shipped accelerators"))
     if accelerators is not None and accelerators.rows:
         a_header, a_body = accelerator_table_cells(accelerators)
-        if accelerators.source == "forecast":
-            basis = (
-                f"over {accelerators.draws} posterior draws of this forecast's inputs "
-                f"({accelerators.scenario} scenario: maximum utilization, batch and depth laws, "
-                "collective efficiency, latencies as measured today), median and 80% interval; "
-                "the same numbers as `wallcast walls`, the API and the dashboard"
-            )
-        else:
-            basis = (
-                "at the paper's fixed assumptions (maximum utilization 0.7, the paper's batch "
-                "and depth laws), not this forecast's fitted inputs"
-            )
-        blocks.append(
-            Block(
-                "p",
-                f"Each accelerator alone, {basis} "
-                f"({accelerators.duration_days:g}-day run, {accelerators.precision}); "
-                f"data-movement wall: utilization falls below {accelerators.threshold:.0%} of "
-                "its maximum; latency wall: no plan finishes in time.",
-            )
-        )
+        blocks.append(Block("p", accelerator_section_text(accelerators)))
         blocks.append(Block("table", header=a_header, rows=a_body))
         notes = [
             f"{r['accelerator']}: " + "; ".join(r["assumptions"])
@@ -292,14 +277,7 @@ def report_blocks(
             figure(
                 "utilization",
                 charts.utilization_chart(accelerators.curves),
-                "Best achievable utilization against training compute (dashed: data-movement "
-                "wall, dotted: latency wall"
-                + (
-                    "; lines: median over the forecast's posterior draws; band: the H100's 80% "
-                    "interval, mostly the spread of the small-scale maximum utilization)."
-                    if accelerators.source == "forecast"
-                    else ")."
-                ),
+                utilization_caption(accelerators),
             )
     else:
         blocks.append(

@@ -566,7 +566,7 @@ class Backend:
         accelerators: list[str] | None,
         duration_days: float = 90.0,
         precision: str = "bf16",
-        regime: str = "paper",
+        regime: str | None = None,
         assumptions: str = "forecast",
     ) -> tuple[list[dict] | None, Callable[[threading.Event], list[dict]]]:
         """(the cached answer or None, the computation that answers) of :meth:`walls`: inputs
@@ -576,13 +576,14 @@ class Backend:
         ``assumptions``: ``forecast`` (the served forecast's posterior inputs: its stored draws
         when they hold the request, read here; else computed over its inputs) or ``paper``
         (the paper's fixed assumptions)."""
-        if regime not in REGIMES:
+        if regime is not None and regime not in REGIMES:
             raise BadParameterError("regime", regime, list(REGIMES))
         if assumptions not in ASSUMPTION_SOURCES:
             raise BadParameterError("assumptions", assumptions, list(ASSUMPTION_SOURCES))
         table, digest, names, days = self._model_inputs(accelerators, duration_days, precision)
         if assumptions == "forecast":
             return self._forecast_walls_job(table, digest, names, days, precision, regime)
+        regime = regime or "paper"
         keys = [("walls", digest, name, days, precision, regime) for name in names]
         cached = [_MODEL_CACHE.get(k) for k in keys]
 
@@ -616,6 +617,8 @@ class Backend:
         from forecast.analyses import forecast_walls as aw
 
         fid, path, _ = self.meta(None)
+        with _reading(fid, path):
+            regime = regime or aw.forecast_regime(path)
         settings = dict(duration_days=days, precision=precision, regime=regime, hardware=table)
         key = ("forecast-curve" if curve else "forecast-walls", fid, digest, tuple(names), days)
         key += (precision, regime)
@@ -636,7 +639,7 @@ class Backend:
         accelerators: list[str] | None,
         duration_days: float = 90.0,
         precision: str = "bf16",
-        regime: str = "paper",
+        regime: str | None = None,
         assumptions: str = "forecast",
     ) -> list[dict]:
         """Both walls of each accelerator, as ``wallcast walls --json`` (``assumptions``: see
@@ -651,7 +654,7 @@ class Backend:
         accelerator: str,
         duration_days: float = 90.0,
         precision: str = "bf16",
-        regime: str = "paper",
+        regime: str | None = None,
         assumptions: str = "forecast",
     ) -> tuple[dict | None, Callable[[threading.Event], dict]]:
         """As :meth:`walls_job`, for :meth:`curve`."""
@@ -659,9 +662,9 @@ class Backend:
             raise BadParameterError("assumptions", assumptions, list(ASSUMPTION_SOURCES))
         table, digest, names, days = self._model_inputs([accelerator], duration_days, precision)
         name = names[0]
+        if regime is not None and regime not in REGIMES:
+            raise BadParameterError("regime", regime, list(REGIMES))
         if assumptions == "forecast":
-            if regime not in REGIMES:
-                raise BadParameterError("regime", regime, list(REGIMES))
             hit, compute_record = self._forecast_walls_job(
                 table, digest, [name], days, precision, regime, curve=True
             )
@@ -673,6 +676,7 @@ class Backend:
             return (None if hit is None else shaped(hit)), (
                 lambda cancelled: shaped(compute_record(cancelled))
             )
+        regime = regime or "paper"
         walls_cached, walls_compute = self.walls_job([name], days, precision, regime, "paper")
         key = ("curve", digest, name, days, precision, regime)
 
@@ -693,7 +697,7 @@ class Backend:
         accelerator: str,
         duration_days: float = 90.0,
         precision: str = "bf16",
-        regime: str = "paper",
+        regime: str | None = None,
         assumptions: str = "forecast",
     ) -> dict:
         """Best utilization against training compute, with both walls, in a plan regime
@@ -736,8 +740,14 @@ class Backend:
             raise BadParameterError(
                 "accelerator", None, "names of /v1/accelerators, or give year", "missing"
             )
-        table, digest, names, days = self._model_inputs(accelerators, duration_days, precision)
-        names = names if accelerators else []
+        if accelerators:
+            table, digest, names, days = self._model_inputs(accelerators, duration_days, precision)
+        else:  # the frontier accelerator of the year: no row of the table to check
+            if precision not in PRECISIONS:
+                raise BadParameterError("precision", precision, PRECISIONS)
+            days = _whole_days(duration_days)
+            table, digest, _ = self._hardware()
+            names = []
         key = ("plan", fid, digest, tuple(names), training_flop, year, days, precision, draws)
 
         def answer(cancelled: threading.Event) -> dict:
@@ -767,14 +777,7 @@ class Backend:
         """(hardware table, its hash, accelerator names, run length rounded to whole days)."""
         if precision not in PRECISIONS:
             raise BadParameterError("precision", precision, PRECISIONS)
-        lo, hi = DURATION_DAYS_RANGE
-        if not (math.isfinite(duration_days) and lo <= duration_days <= hi):
-            raise BadParameterError(
-                "duration_days",
-                duration_days,
-                f"days from {lo:g} to {hi:g}",
-                f"got {duration_days}",
-            )
+        days = _whole_days(duration_days)
         table, digest, known = self._hardware()
         all_names = [a["name"] for a in known]
         if not accelerators:
@@ -796,8 +799,18 @@ class Backend:
                 raise BadParameterError(
                     "precision", precision, ["bf16"], f"no FP8 figure for {', '.join(no_fp8)}"
                 )
-        days = max(lo, round(duration_days / DURATION_DAYS_STEP) * DURATION_DAYS_STEP)
-        return table, digest, names, float(days)
+        return table, digest, names, days
+
+
+def _whole_days(duration_days: float) -> float:
+    """A run length checked against :data:`DURATION_DAYS_RANGE` and rounded to whole days (the
+    value answered and cached on)."""
+    lo, hi = DURATION_DAYS_RANGE
+    if not (math.isfinite(duration_days) and lo <= duration_days <= hi):
+        raise BadParameterError(
+            "duration_days", duration_days, f"days from {lo:g} to {hi:g}", f"got {duration_days}"
+        )
+    return float(max(lo, round(duration_days / DURATION_DAYS_STEP) * DURATION_DAYS_STEP))
 
 
 @contextlib.contextmanager

@@ -29,10 +29,11 @@ NUMERIC_SOURCES = (
     "stats/",
     "inference/",
     "jobs/forecast_job.py",
+    "analyses/posterior_walls.py",  # the accelerator_walls group the forecast stores
 )
 """The sources under ``forecast/`` a forecast's numbers depend on (folders end in ``/``): the
 physics, the statistical programs, their inference and propagation, the priors and data loaders
-and the job that assembles them.  The store, queries, analyses, reports, service and CLI are left
+and the job that assembles them (with the per-accelerator walls it stores).  The store, queries, analyses, reports, service and CLI are left
 out, so that editing them keeps Prefect's cached fits and propagations."""
 
 

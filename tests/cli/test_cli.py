@@ -210,3 +210,10 @@ def test_plan_forms_refuse_half_given_inputs():
     assert res.exit_code == 2
     assert res.stderr.strip() == "error: give --flop, or --year for the frontier run of that year"
     assert "Traceback" not in res.output
+    res = runner.invoke(app, ["plan", "-a", "H100", "--flop", "1e28", "--cp", "2"])
+    assert res.exit_code == 2 and "--cp: options of a given plan" in res.output
+    res = runner.invoke(
+        app, ["plan", "-a", "H100", "--flop", "1e25", "--tp", "8", "--pp", "4", "--dp", "8",
+              "--year", "2030"],
+    )  # fmt: skip
+    assert res.exit_code == 2 and "--year: options of the search form" in res.output

@@ -505,6 +505,24 @@ def test_one_accelerator_has_one_wall_on_every_surface(client, published_forecas
     assert float(frozen["wall_flop_lower"].sel(wall="data_movement")) == pytest.approx(
         10 ** api["data_movement_wall_interval_log10_flop"][0], rel=1e-12
     )
+    # each frozen hit year pairs a draw's wall with the same draw's frontier run: sample i is
+    # flat (chain, draw) index sample_index[i] of forecast_inputs and of the forecast group
+    from forecast.inference.crossing import first_crossing
+
+    fc = tree["forecast"].to_dataset().sel(scenario=group.attrs["scenario"])
+    per_chain = fc.sizes["draw"]
+    run = np.log10(fc["frontier_flop"].transpose("chain", "draw", "year").values)
+    grid_years = fc["year"].values.astype(float)
+    index = group["sample_index"].values
+    wall_draws = draws.sel(wall="data_movement").values
+    for i in (0, index.size // 3, index.size - 1):
+        chain, draw = divmod(int(index[i]), per_chain)
+        line = run[chain, draw][None, :]
+        hit, _, _ = first_crossing(grid_years, line, np.full_like(line, wall_draws[i]))
+        assert float(frozen["hit_year"].sel(wall="data_movement")[i]) == pytest.approx(
+            float(hit[0]), abs=1e-9
+        )
+    assert fc.sizes["chain"] > 1  # a multi-chain forecast: the pairing is not trivial
     # the stored group answers without a computation (and without JAX); another run length is
     # computed over the same draws (a longer run: the latency wall moves out)
     assert forecast_walls.stored_group_answers(published_forecast, ["NVIDIA H100 SXM5"])
@@ -519,6 +537,15 @@ def test_one_accelerator_has_one_wall_on_every_surface(client, published_forecas
     (longer,) = client.get("/v1/walls", params={"accelerator": "H100", "duration_days": 180}).json()
     assert longer["assumptions_source"] == "forecast"
     assert longer["latency_wall_log10_flop"] > api["latency_wall_log10_flop"]
+    # a chip without an FP8 figure is refused at FP8 (not silently left out)
+    r = client.get("/v1/walls", params={"accelerator": "A100 SXM4 80GB", "precision": "fp8"})
+    assert r.status_code == 422 and r.json()["parameter"] == "precision"
+    res = CliRunner().invoke(
+        cli_app,
+        ["walls", "-a", "A100 SXM4 80GB", "-a", "H100", "--precision", "fp8",
+         "--forecast", str(published_forecast)],
+    )  # fmt: skip
+    assert res.exit_code == 2 and "A100 SXM4 80GB has no FP8 figure" in res.output
     (paper,) = client.get(
         "/v1/walls", params={"accelerator": "H100", "assumptions": "paper"}
     ).json()
@@ -559,11 +586,14 @@ def test_plan_search_is_the_cli_s_with_integer_plans(client, published_forecast)
         assert p["microbatch_sequences"] >= 1  # whole sequences, or one over cp ranks
         assert p["accelerators"] == math.prod(p[k] for k in whole)
         flops = get_accelerator(df, row["accelerator"]).flops_16bit
-        run_s = 90 * 86400
-        # the plan's accelerators at its utilization train the budget within the run
-        assert p["accelerators"] * flops * p["utilization"] * run_s >= 1e28 * (1 - 1e-9)
-        hours = row["accelerator_hours"]["median"]
-        assert hours == pytest.approx(row["accelerators"]["median"] * 90 * 24, rel=1e-12)
+        # the plan's accelerators at its utilization train the budget in its run, within 90 days
+        assert 0 < p["run_days"] <= 90 * (1 + 1e-9)
+        delivered = p["accelerators"] * flops * p["utilization"] * p["run_days"] * 86400
+        assert delivered == pytest.approx(1e28, rel=1e-9)
+        # accelerator-hours: the budget over the delivered FLOP/s, never more than the deadline's
+        hours = row["accelerator_hours"]
+        assert hours["lower"] <= hours["median"] <= hours["upper"]
+        assert hours["median"] <= row["accelerators"]["upper"] * 90 * 24
     bigger = client.get(
         "/v1/plan", params={"accelerator": "H100 SXM5", "flop": 1e33, "draws": 48}
     ).json()["accelerators"][0]
@@ -577,7 +607,7 @@ def test_plan_for_a_year_uses_the_forecast_s_frontier_run_and_accelerator(
     frontier accelerator of that year, both per draw from the forecast."""
     with xr.open_datatree(published_forecast, engine="h5netcdf") as dt:
         fc = dt["forecast"].to_dataset().load()
-    year = int(fc["year"].values[-1])
+    year = int(fc["year"].values[1])  # an early year: the frontier run is feasible in most draws
     got = client.get("/v1/plan", params={"year": year, "draws": 32}).json()
     (row,) = got["accelerators"]
     assert row["accelerator"] == f"frontier accelerator of {year}"
@@ -585,6 +615,11 @@ def test_plan_for_a_year_uses_the_forecast_s_frontier_run_and_accelerator(
     frontier = fc["frontier_flop"].sel(scenario=fc["scenario"].values[0], year=year).values.ravel()
     lo, hi = np.quantile(frontier, [0.02, 0.98])
     assert lo <= got["training_flop"]["median"] <= hi
+    assert row["feasible_probability"] > 0.5
+    # FP8 doubles the frontier chip's peak: the same run needs fewer of them
+    fp8 = client.get("/v1/plan", params={"year": year, "draws": 32, "precision": "fp8"}).json()
+    assert fp8["training_flop"] == got["training_flop"]
+    assert fp8["accelerators"][0]["accelerators"]["median"] < row["accelerators"]["median"]
 
 
 @pytest.mark.parametrize(

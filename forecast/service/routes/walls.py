@@ -24,11 +24,12 @@ DurationQuery = Annotated[
 ]
 PrecisionQuery = Annotated[str, Query(description="bf16 or fp8 (dense FLOP/s, bytes per number).")]
 RegimeQuery = Annotated[
-    str,
+    str | None,
     Query(
         description="paper (plans relaxed to continuous quantities, Erdil & Schneider-Joseph "
         "2024) or realistic (plans a run can launch: whole sequences or context parallelism, "
-        "whole layers per stage, whole degrees)."
+        "whole layers per stage, whole degrees). Default: the served forecast's own regime "
+        "(assumptions=forecast), else paper."
     ),
 ]
 
@@ -66,7 +67,7 @@ async def walls(
     ] = None,
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
-    regime: RegimeQuery = "paper",
+    regime: RegimeQuery = None,
     assumptions: AssumptionsQuery = "forecast",
 ) -> list[dict]:
     """The objects of ``wallcast walls --json``: ``max_utilization``, ``data_movement_wall_flop``,
@@ -90,7 +91,7 @@ async def curve(
     accelerator: Annotated[str, Query(description="Name, unique part or whole word.")],
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
-    regime: RegimeQuery = "paper",
+    regime: RegimeQuery = None,
     assumptions: AssumptionsQuery = "forecast",
 ) -> dict:
     """The walls object of ``/v1/walls`` plus ``curve``: ``log10_flop`` (1e22 to 1e33 FLOP),

@@ -343,7 +343,9 @@ async function renderExplorer() {
     const median = flop === null ? "beyond the grid" : `${fmtFlop(flop)} FLOP`;
     const interval = w[`${wall}_wall_interval_log10_flop`];
     if (!interval) return median;
-    const end = (v, side) => (v === null ? (side ? ">1e40" : "<1e20") : fmtFlop(10 ** v));
+    // an open end: beyond the grid, or below it when some draws are (as the report's cells)
+    const below = w[`${wall}_wall_below_grid_fraction`] > 0;
+    const end = (v, side) => (v === null ? (side || !below ? ">1e40" : "<1e20") : fmtFlop(10 ** v));
     return `${median} (80%: ${end(interval[0], 0)} – ${end(interval[1], 1)})`;
   };
   const rows = [
