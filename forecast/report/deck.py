@@ -251,7 +251,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             f"[erdil2024]: utilization falls beyond ~1e28 FLOP on an H100 (3 months; 2e28 in "
             "[erdil2024-blog] and [epoch-simulator]), reached in about three years; here the "
             f"data-movement wall {years_text}. Its latency wall: ~1e31 (blog: 2e31); here "
-            f"{cf['latency_wall_now_median'].text} FLOP for the 2024 accelerator (median).",
+            f"{cf['latency_wall_now_median'].text} FLOP for the 2024 frontier chip of the fitted "
+            "trends (median; the H100 itself: the frozen-hardware appendix).",
             f"[sevilla2024-2030]: latency wall in 2030 near 3e31 FLOP (3e30–1e32); here "
             f"{cf['latency_wall_median'].text} FLOP (median).",
         ],

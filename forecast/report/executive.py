@@ -559,7 +559,7 @@ def comparison(fc: Forecast, prob: float = PROB) -> Comparison:
     figs["latency_wall_now_median"] = Figure(lat_now["median"], sci(lat_now["median"], 0))
     rows = [
         {
-            "label": f"data-movement wall, {first_year} accelerator",
+            "label": f"data-movement wall, {first_year} frontier chip (trend)",
             **{k: dm[k] for k in ("median", "lower", "upper")},
             "published": PAPER_DM_WALL_FLOP,
             "published_also": BLOG_DM_WALL_FLOP,
@@ -568,7 +568,7 @@ def comparison(fc: Forecast, prob: float = PROB) -> Comparison:
             "source": "erdil2024",
         },
         {
-            "label": f"latency wall, {first_year} accelerator",
+            "label": f"latency wall, {first_year} frontier chip (trend)",
             **{k: lat_now[k] for k in ("median", "lower", "upper")},
             "published": PAPER_LATENCY_WALL_FLOP,
             "published_also": BLOG_LATENCY_WALL_FLOP,

@@ -542,8 +542,8 @@ def test_the_paper_comparison_shows_both_of_its_figures(deck):
     assert "latency wall: ~1e31 (blog: 2e31)" in text
     rows = comparison(load_forecast(path)).rows
     pairs = {r["label"]: (r["published"], r.get("published_also")) for r in rows}
-    assert pairs["data-movement wall, 2024 accelerator"] == (1e28, 2e28)
-    assert pairs["latency wall, 2024 accelerator"] == (1e31, 2e31)
+    assert pairs["data-movement wall, 2024 frontier chip (trend)"] == (1e28, 2e28)
+    assert pairs["latency wall, 2024 frontier chip (trend)"] == (1e31, 2e31)
     assert pairs["latency wall, 2030"] == (3e31, None)  # [sevilla2024-2030]
 
 
