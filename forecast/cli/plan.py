@@ -160,10 +160,13 @@ def plan(
             f"the evaluate form needs --tp, --pp and --dp; missing {', '.join(missing)}",
             param_hint="--tp/--pp/--dp",
         )
-    if not accelerator or len(accelerator) != 1 or flop is None:
+    if not accelerator or len(accelerator) != 1:
+        got = f"; got {', '.join(accelerator)}" if accelerator else ""
         raise typer.BadParameter(
-            "the evaluate form takes one --accelerator and --flop", param_hint="--accelerator"
+            f"the evaluate form takes one --accelerator{got}", param_hint="--accelerator"
         )
+    if flop is None:
+        raise typer.BadParameter("the evaluate form needs --flop", param_hint="--flop")
     # why here: the plan evaluation imports JAX and the data tables
     from forecast.analyses.accelerator_walls import plan_record
 

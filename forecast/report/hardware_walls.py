@@ -230,8 +230,8 @@ def accelerator_table_cells(aw: AcceleratorWalls) -> tuple[list[str], list[list[
         header = [
             "accelerator",
             "max utilization",
-            "data-movement wall (FLOP), median (80 % interval)",
-            "latency wall (FLOP), median (80 % interval)",
+            "data-movement wall (FLOP), median (80% interval)",
+            "latency wall (FLOP), median (80% interval)",
         ]
     else:
         header = [

@@ -497,7 +497,7 @@ def test_one_accelerator_has_one_wall_on_every_surface(client, published_forecas
     header, body = accelerator_table_cells(accelerator_walls_of_forecast(group))
     (row,) = [r for r in body if r[0].startswith("NVIDIA H100 SXM5")]
     assert row[2] == wall_cell(api, "data_movement") and row[3] == wall_cell(api, "latency")
-    assert "median (80 % interval)" in header[2]
+    assert "median (80% interval)" in header[2]
     frozen = frozen_hardware(published_forecast, attach=False, tree=tree).dataset
     assert float(frozen["wall_flop"].sel(wall="data_movement")) == pytest.approx(
         api["data_movement_wall_flop"], rel=1e-12

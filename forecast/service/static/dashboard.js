@@ -24,7 +24,9 @@ async function api(path) {
 }
 
 function query(params) {
-  return new URLSearchParams(params).toString();
+  // a parameter left empty is left out: the API's default (e.g. the forecast's own regime)
+  const given = Object.entries(params).filter(([, v]) => v !== "" && v !== undefined);
+  return new URLSearchParams(given).toString();
 }
 
 function isInf(v) {
