@@ -12,7 +12,6 @@ with :mod:`forecast.analyses.accelerator_walls`.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ from forecast.analyses.accelerator_walls import (
 from forecast.config.runtime import init_jax
 from forecast.model.accelerators import hardware_from_accelerator
 from forecast.queries import posterior_walls as pw
+from forecast.store.layout import ForecastNotFoundError
 from forecast.store.reader import load_forecast, read_attrs, resolve_forecast_path
 
 #: Where an accelerator's walls come from: ``forecast``, the published forecast's posterior
@@ -87,22 +87,16 @@ def _forecast_group(
     hardware: str | None,
     hardware_hash: str | None,
 ) -> Any:
-    stored = None
-    with contextlib.suppress(pw.NoAcceleratorWallsError):
-        stored = _stored_group(path, mtime_ns)
-    table_hash = hardware_hash
+    settings = dict(
+        duration_days=duration_days,
+        precision=precision,
+        regime=regime,
+        moe_experts=moe_experts,
+        moe_active_experts=moe_active_experts,
+    )
+    stored = _stored_answer(path, mtime_ns, names, curve_names, hardware_hash, **settings)
     if stored is not None:
-        settings = dict(
-            duration_days=duration_days,
-            precision=precision,
-            regime=regime,
-            moe_experts=moe_experts,
-            moe_active_experts=moe_active_experts,
-            table_hash=table_hash or str(stored.attrs.get("hardware_table_hash", "")),
-        )
-        wanted_curves = set(curve_names) <= {str(n) for n in stored["curve_accelerator"].values}
-        if _group_answers(stored, names, **settings) and wanted_curves:
-            return stored
+        return stored
     init_jax()
     # why here: the computation imports JAX; reading the stored group must not
     from forecast.analyses.posterior_walls import accelerator_walls_for_forecast
@@ -141,23 +135,44 @@ def stored_group_answers(
     """Whether the forecast's stored ``accelerator_walls`` group answers this request (then
     :func:`forecast_walls_group` reads it, no computation)."""
     path = resolve_forecast_path(forecast)
-    regime = forecast_regime(path) if regime is None else regime
-    try:
-        stored = _stored_group(str(path), path.stat().st_mtime_ns)
-    except pw.NoAcceleratorWallsError:
-        return False
-    table_hash = hardware_table_hash(hardware) if hardware else None
-    curves = {str(n) for n in stored["curve_accelerator"].values}
-    return _group_answers(
-        stored,
+    stored = _stored_answer(
+        str(path),
+        path.stat().st_mtime_ns,
         names,
+        names if curve else (),
+        hardware_table_hash(hardware) if hardware else None,
         duration_days=duration_days,
         precision=precision,
-        regime=regime,
+        regime=forecast_regime(path) if regime is None else regime,
         moe_experts=moe_experts,
         moe_active_experts=moe_active_experts,
-        table_hash=table_hash or str(stored.attrs.get("hardware_table_hash", "")),
-    ) and (not curve or set(names) <= curves)
+    )
+    return stored is not None
+
+
+def _stored_answer(
+    path: str,
+    mtime_ns: int,
+    names: Sequence[str],
+    curve_names: Sequence[str],
+    hardware_hash: str | None,
+    **settings: Any,
+) -> Any:
+    """The forecast's stored group when it holds the request (its walls for ``names``, its
+    curves for ``curve_names``, the same settings and table; ``hardware_hash`` None: the
+    forecast's own table), else None."""
+    try:
+        stored = _stored_group(path, mtime_ns)
+    except pw.NoAcceleratorWallsError:
+        return None
+    table_hash = hardware_hash or str(stored.attrs.get("hardware_table_hash", ""))
+    curves = {str(n) for n in stored["curve_accelerator"].values}
+    if (
+        _group_answers(stored, names, table_hash=table_hash, **settings)
+        and set(curve_names) <= curves
+    ):
+        return stored
+    return None
 
 
 @functools.lru_cache(maxsize=8)
@@ -184,7 +199,13 @@ def forecast_walls_group(
     inputs with the request's settings (the fast path; cached in the process).  ``names``: full
     accelerator names (:func:`select_accelerators`)."""
     _check_inputs(duration_days, moe_experts, moe_active_experts)
-    path = resolve_forecast_path(forecast)
+    try:
+        path = resolve_forecast_path(forecast)
+    except ForecastNotFoundError as exc:  # the other way to an answer: the paper's assumptions
+        raise ForecastNotFoundError(
+            f"{exc}, or pass --assumptions paper (assumptions=paper) for the paper's fixed "
+            "assumptions"
+        ) from None
     regime = forecast_regime(path) if regime is None else regime
     _check_regime(regime)
     return _forecast_group(

@@ -26,16 +26,14 @@ import numpy as np
 import xarray as xr
 
 from forecast.analyses.accelerator_walls import WallsInputError, select_accelerators
-from forecast.analyses.posterior_walls import input_draws, today_assumptions
-from forecast.config.constants import REFERENCE_YEAR, SECONDS_PER_DAY
+from forecast.analyses.posterior_walls import input_draws, sequence_draws, today_assumptions
+from forecast.config.constants import REFERENCE_YEAR
 from forecast.config.runtime import init_jax
-from forecast.inference.propagate import assumptions_from_inputs
 from forecast.model import accelerators as acc_model
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.planner import best_plans, plan_of
 from forecast.model.realistic_fast import shortlist_grid
 from forecast.queries.answers import quantiles_with_inf
-from forecast.stats.sequence_length import SEQUENCE_REFERENCE_YEAR
 from forecast.store.reader import load_forecast, resolve_forecast_path
 
 DEFAULT_DRAWS = 500
@@ -55,22 +53,6 @@ def _summary(values: np.ndarray, prob: float = PROB) -> dict[str, float | None]:
         return float(x) if math.isfinite(x) else None
 
     return {"median": clean(med), "lower": clean(lo), "upper": clean(hi)}
-
-
-def _year_assumptions(
-    draws: dict[str, np.ndarray], year: float, duration_days: float, bytes_per_number: float
-) -> Assumptions:
-    """Assumptions per draw in ``year`` (latencies drifted), the run's length and precision."""
-    if year == REFERENCE_YEAR:
-        return today_assumptions(
-            draws, duration_days=duration_days, bytes_per_number=bytes_per_number
-        )
-    a = assumptions_from_inputs(draws, np.asarray([float(year)]))
-    fields = {k: (np.asarray(v)[..., 0] if np.ndim(v) == 2 else v) for k, v in a._asdict().items()}
-    n = np.asarray(fields["max_utilization"]).shape[0]
-    fields["duration_s"] = np.full(n, float(duration_days) * SECONDS_PER_DAY)
-    fields["bytes_per_number"] = np.full(n, float(bytes_per_number))
-    return Assumptions(**fields)
 
 
 def _flat(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -120,14 +102,14 @@ def plan_answer(
     at_year = float(year) if year is not None else float(REFERENCE_YEAR)
     fin = tree["forecast_inputs"].to_dataset().sel(scenario=scenario)
     inputs, keep = input_draws(fin, int(draws))
-    a = _year_assumptions(inputs, at_year, duration_days, acc_model.bytes_per_number(precision))
-    post = tree["posterior"].to_dataset()
     step = int(tree.attrs.get("propagation_thinning", 1))
-    if "log10_sequence_2024" in post:
-        s0 = post["log10_sequence_2024"].transpose("chain", "draw").values[:, ::step]
-        g = post["sequence_growth_dex_per_year"].transpose("chain", "draw").values[:, ::step]
-        seq = 10.0 ** _flat(s0 + g * (at_year - SEQUENCE_REFERENCE_YEAR), keep)
-        a = a._replace(sequence_length=seq)
+    a = today_assumptions(
+        inputs,
+        duration_days=duration_days,
+        bytes_per_number=acc_model.bytes_per_number(precision),
+        sequence_length=sequence_draws(tree["posterior"].to_dataset(), keep, step, at_year),
+        year=at_year,
+    )
     at = fc.sel(scenario=scenario)
     if training_flop is None:
         frontier = at["frontier_flop"].sel(year=int(year)).transpose("chain", "draw").values

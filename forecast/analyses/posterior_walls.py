@@ -38,6 +38,7 @@ from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.realistic_fast import fast_realistic_cost, fast_realistic_walls
 from forecast.model.search import UTILIZATION_THRESHOLD
+from forecast.queries.posterior_walls import CURVE_ACCELERATORS
 from forecast.stats.sequence_length import SEQUENCE_REFERENCE_YEAR
 from forecast.store import recorded_data_dir
 
@@ -51,16 +52,6 @@ CURVE_SAMPLES = 100
 SAMPLES = 500
 #: Realistic plans cost ~40x the paper's per draw: at most this many draws per accelerator.
 REALISTIC_SAMPLES = 100
-#: Accelerators whose utilization curve the group holds (parts of table names; absent ones skipped).
-CURVE_ACCELERATORS = (
-    "A100 SXM4 80GB",
-    "H100 SXM5",
-    "GB200 NVL72",
-    "GB300 NVL72",
-    "MI355X",
-    "TPU7x",
-    "Rubin",
-)
 CURVE_LOG10_FLOP_RANGE = (22.0, 33.0)
 CURVE_STEP_LOG10 = 0.1
 WALLS = ("data_movement", "latency")
@@ -98,13 +89,13 @@ def today_assumptions(
     moe_experts: float | None = None,
     moe_active_experts: float | None = None,
     sequence_length: np.ndarray | None = None,
+    year: float = REFERENCE_YEAR,
 ) -> Assumptions:
-    """The model's assumptions per draw for today's hardware: the forecast's inputs mapped as
-    propagation maps them (:func:`forecast.inference.propagate.assumptions_from_inputs`) in
-    :data:`REFERENCE_YEAR`, with the run's duration and precision (and MoE settings, when given)
-    fixed to the request's."""
-
-    a = assumptions_from_inputs(dict(inputs), np.asarray([REFERENCE_YEAR]))
+    """The model's assumptions per draw: the forecast's inputs mapped as propagation maps them
+    (:func:`forecast.inference.propagate.assumptions_from_inputs`) in ``year`` (default
+    :data:`REFERENCE_YEAR`: today's hardware, latencies as measured), with the run's duration
+    and precision (and MoE settings, when given) fixed to the request's."""
+    a = assumptions_from_inputs(dict(inputs), np.asarray([float(year)]))
     fields = {k: (np.asarray(v)[..., 0] if np.ndim(v) == 2 else v) for k, v in a._asdict().items()}
     n = np.asarray(fields["max_utilization"]).shape[0]
     fields["duration_s"] = np.full(n, float(duration_days) * SECONDS_PER_DAY)
@@ -147,16 +138,17 @@ def utilization_draws(
     raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
 
 
-def sequence_draws(posterior: xr.Dataset | None, keep: np.ndarray, step: int) -> np.ndarray | None:
-    """Tokens per sequence in :data:`REFERENCE_YEAR` per kept draw, from the posterior's
-    sequence-length law (None without it).  ``keep``: flat indices of the propagated draws,
-    which are the posterior's draws thinned by ``step`` within each chain."""
+def sequence_draws(
+    posterior: xr.Dataset | None, keep: np.ndarray, step: int, year: float = REFERENCE_YEAR
+) -> np.ndarray | None:
+    """Tokens per sequence in ``year`` per kept draw, from the posterior's sequence-length law
+    (None without it).  ``keep``: flat indices of the propagated draws, which are the
+    posterior's draws thinned by ``step`` within each chain."""
     if posterior is None or "log10_sequence_2024" not in posterior:
         return None
-
     s0 = posterior["log10_sequence_2024"].transpose("chain", "draw").values[:, ::step]
     g = posterior["sequence_growth_dex_per_year"].transpose("chain", "draw").values[:, ::step]
-    log10_seq = (s0 + g * (REFERENCE_YEAR - SEQUENCE_REFERENCE_YEAR)).reshape(-1)
+    log10_seq = (s0 + g * (float(year) - SEQUENCE_REFERENCE_YEAR)).reshape(-1)
     return 10.0 ** log10_seq[keep]
 
 

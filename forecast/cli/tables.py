@@ -55,6 +55,16 @@ def _count_cell(plan: dict[str, Any], key: str) -> str:
     return f"{value:.1f}" if key == "microbatches" else sci(value)
 
 
+def _footnoted(record: dict[str, Any], footnotes: list[tuple[str, list[str]]]) -> str:
+    """A record's accelerator name, with a footnote number when gaps were filled (appended to
+    ``footnotes``)."""
+    name = record["accelerator"]
+    if record["assumptions"]:
+        footnotes.append((name, record["assumptions"]))
+        name += f" [{len(footnotes)}]"
+    return name
+
+
 def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str) -> str:
     """``wallcast walls``: one line per accelerator (records of :func:`forecast.analyses.accelerator_walls.walls_records`),
     with footnotes for gap-filled figures."""
@@ -68,10 +78,7 @@ def walls_table(rows: list[dict[str, Any]], duration_days: float, precision: str
     table: list[list[str]] = []
     footnotes: list[tuple[str, list[str]]] = []
     for r in rows:
-        name = r["accelerator"]
-        if r["assumptions"]:
-            footnotes.append((name, r["assumptions"]))
-            name += f" [{len(footnotes)}]"
+        name = _footnoted(r, footnotes)
         p = r["plan_at_wall"] or {}
         table.append(
             [
@@ -119,10 +126,7 @@ def _forecast_walls_table(rows: list[dict[str, Any]], duration_days: float, prec
     table: list[list[str]] = []
     footnotes: list[tuple[str, list[str]]] = []
     for r in rows:
-        name = r["accelerator"]
-        if r["assumptions"]:
-            footnotes.append((name, r["assumptions"]))
-            name += f" [{len(footnotes)}]"
+        name = _footnoted(r, footnotes)
         lo, hi = r["max_utilization_interval"]
         table.append(
             [

@@ -21,7 +21,7 @@ import numpy as np
 
 from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.realistic import LaunchGrid, _constants, _plans_at
+from forecast.model.realistic import LaunchGrid, LaunchResult, _constants, _plans_at, plan_dict
 from forecast.model.realistic_fast import shortlist_grid
 
 SMALL_LOG10_FLOP = np.round(np.arange(20.0, 27.0001, 0.5), 4)  # 15 budgets
@@ -83,29 +83,10 @@ def best_plans(
 
 
 def plan_of(grid: LaunchGrid, plans: PlanDraws, k: int, sequence_length: float) -> dict:
-    """Draw ``k``'s plan in whole numbers (``None`` when no plan finishes in time)."""
+    """Draw ``k``'s plan in whole numbers (:func:`forecast.model.realistic.plan_dict`, with its
+    step time; empty when no plan finishes in time)."""
     if not bool(plans.feasible[k]) or plans.utilization[k] <= 0:
         return {}
-    j = int(plans.index[k])
-    tp, cp = int(grid.tp[j]), int(grid.cp[j])
-    pp, dp, m = (
-        int(v[k]) for v in (plans.pipeline_parallel, plans.data_parallel, plans.microbatches)
-    )
-    seqs, s = int(grid.sequences[j]), int(round(float(sequence_length)))
-    return {
-        "layers": int(plans.layers[k]),
-        "tensor_parallel": tp,
-        "tensor_parallel_layout": "2D" if bool(grid.two_d[j]) else "1D",
-        "pipeline_parallel": pp,
-        "virtual_stages": int(grid.virtual_stages[j]),
-        "context_parallel": cp,
-        "data_parallel": dp,
-        "microbatches": m,
-        "microbatch_sequences": seqs,
-        "sequence_length": s,
-        "recompute": bool(grid.recompute[j]),
-        "accelerators": tp * pp * cp * dp,
-        "global_batch_tokens": dp * m * seqs * s,
-        "utilization": float(plans.utilization[k]),
-        "step_time_s": float(plans.step_time_s[k]),
-    }
+    res = LaunchResult(*plans[: len(LaunchResult._fields)])
+    a = Assumptions()._replace(sequence_length=float(sequence_length))
+    return {**plan_dict(grid, res, k, a), "step_time_s": float(plans.step_time_s[k])}

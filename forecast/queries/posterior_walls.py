@@ -38,6 +38,18 @@ REGIME_NOTES = {
     "within the attention heads; recomputation and interleaved 1F1B as options)",
 }
 
+#: Accelerators whose utilization curve a forecast stores and the report draws (parts of table
+#: names; those not in the table are skipped).
+CURVE_ACCELERATORS = (
+    "A100 SXM4 80GB",
+    "H100 SXM5",
+    "GB200 NVL72",
+    "GB300 NVL72",
+    "MI355X",
+    "TPU7x",
+    "Rubin",
+)
+
 #: What a record computed over a forecast's draws says about its inputs.
 FORECAST_SOURCE_NOTE = (
     "walls per posterior draw of the forecast's inputs (maximum utilization, batch and depth "

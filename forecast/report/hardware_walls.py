@@ -25,7 +25,7 @@ from forecast.analyses.accelerator_walls import (
 )
 from forecast.config.errors import UnknownAcceleratorError
 from forecast.queries import posterior_walls as pw
-from forecast.queries.posterior_walls import wall_cell
+from forecast.queries.posterior_walls import CURVE_ACCELERATORS, wall_cell
 
 __all__ = [
     "CURVE_ACCELERATORS",
@@ -39,16 +39,6 @@ __all__ = [
     "wall_cell",
 ]
 
-#: Accelerators whose utilization curve the report draws (those not in the table are skipped).
-CURVE_ACCELERATORS = (
-    "A100 SXM4 80GB",
-    "H100 SXM5",
-    "GB200 NVL72",
-    "GB300 NVL72",
-    "MI355X",
-    "TPU7x",
-    "Rubin",
-)
 
 #: The report's curves step 0.05 dex (``wallcast curve``: 0.02): seven curves stay quick.
 REPORT_CURVE_STEP_LOG10 = 0.05

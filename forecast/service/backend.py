@@ -616,9 +616,8 @@ class Backend:
         # why here: the walls service imports xarray; the cheap endpoints must not wait for it
         from forecast.analyses import forecast_walls as aw
 
-        fid, path, _ = self.meta(None)
-        with _reading(fid, path):
-            regime = regime or aw.forecast_regime(path)
+        fid, path, meta = self.meta(None)
+        regime = regime or str(meta.attrs.get("regime", "paper"))  # cached metadata, no read
         settings = dict(duration_days=days, precision=precision, regime=regime, hardware=table)
         key = ("forecast-curve" if curve else "forecast-walls", fid, digest, tuple(names), days)
         key += (precision, regime)

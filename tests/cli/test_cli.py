@@ -217,3 +217,14 @@ def test_plan_forms_refuse_half_given_inputs():
               "--year", "2030"],
     )  # fmt: skip
     assert res.exit_code == 2 and "--year: options of the search form" in res.output
+
+
+def test_walls_without_a_published_forecast_say_both_ways_on(tmp_path, monkeypatch):
+    """Walls over the forecast need one: without it, one error line naming the folder, the run
+    that makes one and the paper's assumptions that need none."""
+    monkeypatch.setenv("WALLCAST_OUTPUTS_DIR", str(tmp_path))
+    res = runner.invoke(app, ["walls", "-a", "H100"])
+    assert res.exit_code == 2
+    line = res.stderr.strip()
+    assert line.startswith(f"error: {tmp_path}") and "wallcast run" in line
+    assert "--assumptions paper" in line and "\n" not in line
