@@ -7,7 +7,12 @@ forecast's fitted trend) and a run length, every kept posterior draw gets its be
 plan (:func:`forecast.model.planner.best_plans`: the realistic regime's plans, whole degrees,
 microbatches of whole sequences or a sequence split over context-parallel ranks), and the answer
 is the distribution over draws: utilization, P(feasible), accelerators, accelerator-hours, step
-time, the cost multiplier against the small-scale best, and the plan of the median draw.
+time, the cost multiplier against the small-scale best, the plan of the median draw, and energy
+(MWh), the power to provision (MW) and money (USD) from the accelerator's TDP and listed rental
+prices (``data/accelerator_costs.csv``) and the cost priors (``priors/costs.toml``); a frontier
+accelerator's power and price come from the reference accelerator's by the energy-efficiency and
+price-performance trends.  Cost priors are drawn once per answer (seed :data:`COST_SEED`) and
+paired across the accelerators compared.
 
 The draws are those of the forecast's group ``forecast_inputs`` (first scenario), evenly thinned
 to ``draws``: the inputs every other surface uses (:mod:`forecast.analyses.posterior_walls`);
@@ -29,10 +34,21 @@ from forecast.analyses.accelerator_walls import WallsInputError, select_accelera
 from forecast.analyses.posterior_walls import input_draws, sequence_draws, today_assumptions
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.config.runtime import init_jax
+from forecast.data.accelerator_costs import AcceleratorCosts, load_accelerator_costs
+from forecast.data.hardware import Accelerator
 from forecast.model import accelerators as acc_model
+from forecast.model import run_cost
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.planner import best_plans, plan_of
 from forecast.model.realistic_fast import shortlist_grid
+from forecast.model.requirements import (
+    LEVERS,
+    LOG10_FACTOR_MIN,
+    inside_walls,
+    required_log10_factors,
+)
+from forecast.priors.costs import load_cost_priors, reference_accelerator
+from forecast.priors.priorset import PriorSet
 from forecast.queries.answers import quantiles_with_inf
 from forecast.store.reader import load_forecast, resolve_forecast_path
 
@@ -40,6 +56,84 @@ DEFAULT_DRAWS = 500
 MAX_DRAWS = 4000
 PROB = 0.8
 FRONTIER = "frontier"  # the accelerator name of "the frontier accelerator of the year"
+COST_SEED = 20241101  # the cost priors' draws: one fixed stream, so an answer is reproducible
+
+
+class CostDraws:
+    """The cost priors and the per-accelerator table, drawn once per answer (paired across the
+    accelerators compared)."""
+
+    def __init__(
+        self, priors: PriorSet, table: dict[str, AcceleratorCosts], ref: Accelerator, n: int
+    ):
+        draws = priors.sample(n, seed=COST_SEED)
+        self.server_ratio = draws["cost.server_watts_per_accelerator_watt"]
+        self.average_fraction = draws["cost.average_power_fraction"]
+        self.pue = draws["cost.power_usage_effectiveness"]
+        self.efficiency_growth = draws["cost.energy_efficiency_growth_per_year"]
+        self.price_growth = draws["cost.price_performance_growth_per_year"]
+        self.price_u = np.random.default_rng(COST_SEED).random(n)
+        self.table = table
+        self.ref = ref
+        self.ref_costs = table.get(ref.name)
+
+    def listed(self, name: str) -> tuple[Any, Any, dict[str, str]]:
+        """TDP (W) and price draws (USD/h) of a table accelerator, None where not listed."""
+        row = self.table.get(name)
+        tdp = None if row is None else row.tdp_watts
+        price = None
+        if row is not None and row.price_low is not None and row.price_high is not None:
+            price = run_cost.price_from_interval90(row.price_low, row.price_high, self.price_u)
+        return (
+            tdp,
+            price,
+            {
+                "power": (
+                    f"TDP {tdp:g} W (data/accelerator_costs.csv)"
+                    if tdp is not None
+                    else "no TDP in the sources: energy not reported"
+                ),
+                "price": (
+                    f"rental price listed {row.price_date}: {row.price_low:g}-{row.price_high:g} USD "
+                    "per accelerator-hour (lowest and highest listing, read as a 90 % interval)"
+                    if price is not None and row is not None
+                    else "no rental price in the sources: money not reported"
+                ),
+            },
+        )
+
+    def trend(self, flops_16bit: np.ndarray, year: float) -> tuple[Any, Any, dict[str, str]]:
+        """TDP and price draws of a frontier accelerator of ``flops_16bit`` in ``year``."""
+        ref, rc = self.ref, self.ref_costs
+        tdp = price = None
+        if rc is not None and rc.tdp_watts is not None:
+            tdp = run_cost.trend_power_w(
+                flops_16bit,
+                year,
+                ref.flops_16bit,
+                rc.tdp_watts,
+                ref.release_year,
+                self.efficiency_growth,
+            )
+        if rc is not None and rc.price_low is not None and rc.price_high is not None:
+            ref_price = run_cost.price_from_interval90(rc.price_low, rc.price_high, self.price_u)
+            price = run_cost.trend_price_usd_per_hour(
+                flops_16bit, year, ref.flops_16bit, ref_price, rc.price_year, self.price_growth
+            )
+        return (
+            tdp,
+            price,
+            {
+                "power": (
+                    f"{ref.name}'s peak FLOP/s per watt grown by cost.energy_efficiency_growth_per_year "
+                    f"from {ref.release_year:.1f}"
+                ),
+                "price": (
+                    f"{ref.name}'s listed rental price per peak FLOP/s ({rc.price_date if rc else '?'}) "
+                    "falling by cost.price_performance_growth_per_year"
+                ),
+            },
+        )
 
 
 def _summary(values: np.ndarray, prob: float = PROB) -> dict[str, float | None]:
@@ -60,6 +154,81 @@ def _flat(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return np.asarray(values, dtype=float).reshape(-1)[keep]
 
 
+class YearInputs:
+    """The draws a planner question is answered over: the forecast's first scenario, ``draws``
+    kept posterior draws (:func:`forecast.analyses.posterior_walls.input_draws`), their
+    assumptions in ``year`` (latencies, sequence length; 2024 when None), and the forecast's
+    frontier run and frontier accelerator of that year per kept draw."""
+
+    def __init__(
+        self,
+        tree: xr.DataTree,
+        year: int | None,
+        draws: int,
+        duration_days: float,
+        precision: str,
+    ) -> None:
+        init_jax()
+        fc = tree["forecast"].to_dataset()
+        self.scenario = str(fc["scenario"].values[0])
+        years = [int(y) for y in fc["year"].values]
+        if year is not None and int(year) not in years:
+            raise WallsInputError(
+                f"year must be one of the forecast's years {years[0]}-{years[-1]}"
+            )
+        self.year_asked = None if year is None else int(year)
+        self.year = float(year) if year is not None else float(REFERENCE_YEAR)
+        self.precision = precision
+        fin = tree["forecast_inputs"].to_dataset().sel(scenario=self.scenario)
+        self.inputs, self.keep = input_draws(fin, int(draws))
+        step = int(tree.attrs.get("propagation_thinning", 1))
+        self.assumptions = today_assumptions(
+            self.inputs,
+            duration_days=duration_days,
+            bytes_per_number=acc_model.bytes_per_number(precision),
+            sequence_length=sequence_draws(
+                tree["posterior"].to_dataset(), self.keep, step, self.year
+            ),
+            year=self.year,
+        )
+        self.at = fc.sel(scenario=self.scenario)
+        self.forecast_id = str(tree.attrs.get("id", ""))
+
+    def frontier_log10_flop(self) -> np.ndarray:
+        """log10 of the frontier run of the year asked, per kept draw."""
+        frontier = self.at["frontier_flop"].sel(year=self.year_asked)
+        return np.log10(_flat(frontier.transpose("chain", "draw").values, self.keep))
+
+    def frontier_hardware(self) -> tuple[Hardware, np.ndarray]:
+        """The frontier accelerator of the year asked per kept draw, at the precision asked,
+        and its 16-bit peak FLOP/s."""
+        specs = {
+            f: _flat(
+                self.at[f"hardware_{f}"]
+                .sel(year=self.year_asked)
+                .transpose("chain", "draw")
+                .values,
+                self.keep,
+            )
+            for f in Hardware._fields
+        }
+        # the stored FLOP/s are at the scenario's precision (propagation doubles the 16-bit
+        # trend for FP8): rescale to the precision asked
+        scenario_bytes = np.asarray(self.inputs["training.bytes_per_number"], dtype=float)
+        flops_16bit = specs["flops"] * scenario_bytes / acc_model.bytes_per_number("bf16")
+        specs["flops"] = (
+            specs["flops"] * scenario_bytes / acc_model.bytes_per_number(self.precision)
+        )
+        return Hardware(**specs), flops_16bit
+
+
+def year_inputs(
+    tree: xr.DataTree, year: int | None, draws: int, duration_days: float, precision: str
+) -> YearInputs:
+    """:class:`YearInputs` of a loaded forecast."""
+    return YearInputs(tree, year, draws, duration_days, precision)
+
+
 def plan_answer(
     forecast: str | Path | None = None,
     *,
@@ -72,6 +241,8 @@ def plan_answer(
     hardware: str | Path | None = None,
     tree: xr.DataTree | None = None,
     prob: float = PROB,
+    cost_priors: str | Path | None = None,
+    accelerator_costs: str | Path | None = None,
 ) -> dict[str, Any]:
     """The planner's JSON answer (see the module docstring).
 
@@ -80,6 +251,8 @@ def plan_answer(
     ``training_flop``: the budget; None with a ``year``: the frontier run of that year per draw.
     ``year``: the year of the frontier accelerator, the frontier run, the latencies and the
     sequence length (default 2024 for named accelerators).
+    ``cost_priors``, ``accelerator_costs``: the cost prior file and the per-accelerator table
+    (default: ``priors/costs.toml`` and ``data/accelerator_costs.csv`` of the configured folders).
     """
     if not (duration_days > 0 and math.isfinite(duration_days)):
         raise WallsInputError(f"days must be a positive number, got {duration_days}")
@@ -91,56 +264,40 @@ def plan_answer(
         raise WallsInputError("give --flop, or --year for the frontier run of that year")
     if not accelerators and year is None:
         raise WallsInputError("give --accelerator, or --year for the frontier accelerator")
-    init_jax()
-    path = resolve_forecast_path(forecast)
-    tree = load_forecast(path) if tree is None else tree
-    fc = tree["forecast"].to_dataset()
-    scenario = str(fc["scenario"].values[0])
-    years = [int(y) for y in fc["year"].values]
-    if year is not None and int(year) not in years:
-        raise WallsInputError(f"year must be one of the forecast's years {years[0]}-{years[-1]}")
-    at_year = float(year) if year is not None else float(REFERENCE_YEAR)
-    fin = tree["forecast_inputs"].to_dataset().sel(scenario=scenario)
-    inputs, keep = input_draws(fin, int(draws))
-    step = int(tree.attrs.get("propagation_thinning", 1))
-    a = today_assumptions(
-        inputs,
-        duration_days=duration_days,
-        bytes_per_number=acc_model.bytes_per_number(precision),
-        sequence_length=sequence_draws(tree["posterior"].to_dataset(), keep, step, at_year),
-        year=at_year,
-    )
-    at = fc.sel(scenario=scenario)
+    tree = load_forecast(resolve_forecast_path(forecast)) if tree is None else tree
+    ctx = year_inputs(tree, year, draws, duration_days, precision)
+    scenario, at_year, keep, a = ctx.scenario, ctx.year, ctx.keep, ctx.assumptions
     if training_flop is None:
-        frontier = at["frontier_flop"].sel(year=int(year)).transpose("chain", "draw").values
-        log10_flop = np.log10(_flat(frontier, keep))
+        log10_flop = ctx.frontier_log10_flop()
     else:
         log10_flop = np.full(keep.size, math.log10(training_flop))
 
-    targets: list[tuple[str, Hardware, list[str]]] = []
+    priors = load_cost_priors(cost_priors)
+    costs = CostDraws(
+        priors,
+        load_accelerator_costs(accelerator_costs),
+        select_accelerators([reference_accelerator(priors)], hardware)[0],
+        keep.size,
+    )
+    targets: list[tuple[str, Hardware, list[str], tuple[Any, Any, dict[str, str]]]] = []
     for acc in select_accelerators(accelerators, hardware) if accelerators else []:
         hw, gaps = acc_model.hardware_from_accelerator(acc, precision)
-        targets.append((acc.name, hw, gaps))
+        targets.append((acc.name, hw, gaps, costs.listed(acc.name)))
     if not accelerators:
-        specs = {
-            f: _flat(
-                at[f"hardware_{f}"].sel(year=int(year)).transpose("chain", "draw").values, keep
-            )
-            for f in Hardware._fields
-        }
-        # the stored FLOP/s are at the scenario's precision (propagation doubles the 16-bit
-        # trend for FP8): rescale to the precision asked
-        scenario_bytes = np.asarray(inputs["training.bytes_per_number"], dtype=float)
-        specs["flops"] = specs["flops"] * scenario_bytes / acc_model.bytes_per_number(precision)
-        targets.append((f"{FRONTIER} accelerator of {year}", Hardware(**specs), []))
+        hw, flops_16bit = ctx.frontier_hardware()
+        targets.append(
+            (f"{FRONTIER} accelerator of {year}", hw, [], costs.trend(flops_16bit, at_year))
+        )
 
     grid = shortlist_grid()
     rows = []
-    for name, hw, gaps in targets:
+    for name, hw, gaps, (tdp, price, sources) in targets:
         plans = best_plans(hw, a, log10_flop)
-        rows.append(_row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob))
+        row = _row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob)
+        draws_of_row = row.pop("_draws")
+        rows.append({**row, **_costs(draws_of_row, costs, tdp, price, sources, prob)})
     return {
-        "forecast_id": str(tree.attrs.get("id", "")),
+        "forecast_id": ctx.forecast_id,
         "scenario": scenario,
         "year": at_year,
         "duration_days": float(duration_days),
@@ -158,8 +315,15 @@ def plan_answer(
             "time); accelerators, accelerator-hours, run days, step time, cost multiplier and "
             "the median draw's plan over the feasible draws; cost multiplier: the best utilization of runs up to 1e27 "
             "FLOP (or of this run, if higher) / this run's: accelerator-time per FLOP against "
-            "the small-scale best"
+            "the small-scale best; energy: accelerator-hours x TDP x server watts per "
+            "accelerator watt x average power fraction x PUE; facility power: accelerators x TDP "
+            "x server ratio x PUE; money: accelerator-hours x rental price (cloud prices include "
+            "the data centre and its power)"
         ),
+        "cost_priors": {
+            key: {"describe": priors[key].describe(), "source": priors[key].source}
+            for key in priors
+        },
     }
 
 
@@ -208,6 +372,42 @@ def _row(
             else None
         ),
         "assumptions": gaps,
+        "_draws": {"ok": ok, "hours": hours, "accelerators": accelerators},
+    }
+
+
+def _costs(
+    draws: dict[str, np.ndarray],
+    costs: CostDraws,
+    tdp: Any,
+    price: Any,
+    sources: dict[str, str],
+    prob: float,
+) -> dict[str, Any]:
+    """Energy, power to provision and money over the feasible draws (None where the sources give
+    no TDP or no price)."""
+    ok, hours, n = draws["ok"], draws["hours"], draws["accelerators"]
+    energy = power = money = None
+    if tdp is not None:
+        tdp = np.broadcast_to(np.asarray(tdp, float), hours.shape)
+        energy = np.where(
+            ok,
+            run_cost.energy_mwh(hours, tdp, costs.server_ratio, costs.average_fraction, costs.pue),
+            np.nan,
+        )
+        power = np.where(
+            ok, run_cost.facility_power_mw(n, tdp, costs.server_ratio, costs.pue), np.nan
+        )
+    if price is not None:
+        money = np.where(ok, run_cost.money_usd(hours, price), np.nan)
+    none = {"median": None, "lower": None, "upper": None}
+    return {
+        "power_per_accelerator_w": none if tdp is None else _summary(tdp, prob),
+        "price_usd_per_accelerator_hour": none if price is None else _summary(price, prob),
+        "energy_mwh": none if energy is None else _summary(energy, prob),
+        "facility_power_mw": none if power is None else _summary(power, prob),
+        "money_usd": none if money is None else _summary(money, prob),
+        "cost_sources": sources,
     }
 
 
@@ -224,3 +424,88 @@ def _median_draw(util: np.ndarray, ok: np.ndarray) -> int | None:
     idx = np.flatnonzero(ok)
     order = idx[np.argsort(util[idx], kind="stable")]
     return int(order[(order.size - 1) // 2])
+
+
+REQUIREMENTS_DRAWS = 200  # each draw costs 12 batched evaluations of 5 levers
+
+
+def requirements_answer(
+    forecast: str | Path | None = None,
+    *,
+    year: int,
+    duration_days: float = 90.0,
+    precision: str = "bf16",
+    draws: int = REQUIREMENTS_DRAWS,
+    tree: xr.DataTree | None = None,
+    prob: float = PROB,
+) -> dict[str, Any]:
+    """What the frontier accelerator of ``year`` would need, one property at a time, for the
+    frontier run of ``year`` to stay inside both walls (the JSON of ``wallcast requirements``).
+
+    Per kept posterior draw: that draw's frontier accelerator and frontier run of the year
+    (:class:`YearInputs`), and per lever of :data:`forecast.model.requirements.LEVERS` the
+    smallest improvement factor (:func:`forecast.model.requirements.required_log10_factors`).
+    Answers the trend's value, the required value and the factor as median and ``prob``
+    interval, P(inside both walls on the trend) and per lever P(reachable by that lever alone
+    within 1000x).
+    """
+    if not (duration_days > 0 and math.isfinite(duration_days)):
+        raise WallsInputError(f"days must be a positive number, got {duration_days}")
+    if not 1 <= int(draws) <= MAX_DRAWS:
+        raise WallsInputError(f"draws must be between 1 and {MAX_DRAWS}, got {draws}")
+    tree = load_forecast(resolve_forecast_path(forecast)) if tree is None else tree
+    ctx = year_inputs(tree, int(year), draws, duration_days, precision)
+    hw, _ = ctx.frontier_hardware()
+    a = ctx.assumptions
+    log10_flop = ctx.frontier_log10_flop()
+    dm_ok, lat_ok = inside_walls(hw, a, log10_flop)
+    factors = required_log10_factors(hw, a, log10_flop)
+    n = log10_flop.size
+    levers = []
+    for lever, log10_factor in zip(LEVERS, factors, strict=True):
+        source = hw if lever.on == "hardware" else a
+        trend = np.broadcast_to(np.asarray(getattr(source, lever.fields[0]), float), (n,))
+        factor = 10.0**log10_factor  # inf where the lever alone cannot do it
+        with np.errstate(divide="ignore", over="ignore"):
+            required = trend * factor if lever.direction > 0 else trend / factor
+        summary = _summary(required, prob)
+        if lever.direction < 0:  # no latency suffices: 0 s, shown as None (beyond reach)
+            summary = {k: (None if v == 0.0 else v) for k, v in summary.items()}
+        levers.append(
+            {
+                "lever": lever.name,
+                "label": lever.label,
+                "unit": lever.unit,
+                "direction": "higher is better" if lever.direction > 0 else "lower is better",
+                "trend": _summary(trend, prob),
+                "required": summary,
+                "improvement_factor": _summary(factor, prob),
+                "on_trend_probability": float(np.mean(log10_factor <= 0.0)),
+                "reachable_alone_probability": float(np.mean(np.isfinite(log10_factor))),
+                "headroom_over_100x_probability": float(np.mean(log10_factor <= LOG10_FACTOR_MIN)),
+            }
+        )
+    return {
+        "forecast_id": ctx.forecast_id,
+        "scenario": ctx.scenario,
+        "year": int(year),
+        "duration_days": float(duration_days),
+        "precision": precision,
+        "regime": "realistic",
+        "draws": int(n),
+        "prob": float(prob),
+        "training_flop": _summary(10.0**log10_flop, prob),
+        "inside_data_movement_wall_probability": float(np.mean(dm_ok)),
+        "inside_latency_wall_probability": float(np.mean(lat_ok)),
+        "on_trend_probability": float(np.mean(dm_ok & lat_ok)),
+        "levers": levers,
+        "note": (
+            f"per posterior draw, the frontier run of {int(year)} on the frontier accelerator of "
+            f"{int(year)} (the forecast's trends); inside both walls: the best launchable plan "
+            "reaches at least 80% of the small-scale best utilization and finishes in time; per "
+            "lever alone (every other property on its trend) the smallest improvement factor "
+            "that does it, by bisection to 0.01 dex between 1/100x and 1000x bracketed by the trend; improvement "
+            "factor <= 1: the trend already suffices (on_trend); None at an interval end: "
+            "beyond what the lever alone can reach at 1000x"
+        ),
+    }

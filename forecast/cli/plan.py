@@ -1,9 +1,12 @@
-"""``wallcast plan`` and ``wallcast runs``: evaluate parallel plans as runs launch them.
+"""``wallcast plan``, ``wallcast requirements`` and ``wallcast runs``: plan runs as they launch.
 
 Given an accelerator, a compute budget, a run length and the integer degrees of a plan, prints
 its model FLOP utilization, step time with its parts, memory per accelerator, the accelerators it
 takes and whether it finishes in time (:func:`forecast.analyses.accelerator_walls.plan_record`,
-:mod:`forecast.model.evaluate`).  ``runs`` evaluates each published run of
+:mod:`forecast.model.evaluate`); without the degrees it searches the best plan per posterior
+draw (:func:`forecast.analyses.planner.plan_answer`).  ``requirements`` asks the inverse: what
+the frontier accelerator of a year would need for that year's frontier run to stay inside both
+walls (:func:`forecast.analyses.planner.requirements_answer`).  ``runs`` evaluates each published run of
 ``data/training_runs.csv`` on its own plan beside its observed utilization
 (:mod:`forecast.analyses.published_runs`).  JAX is imported inside the commands.
 """
@@ -197,10 +200,7 @@ def plan(
 
 def _search(accelerator, flop, year, days, precision, draws, hardware, forecast, json_output):
     """The search form of ``wallcast plan`` (:func:`forecast.analyses.planner.plan_answer`)."""
-    # why here: the planner imports JAX
-    from forecast.analyses.planner import plan_answer
-
-    answer = plan_answer(
+    answer = _planner().plan_answer(
         forecast,
         accelerators=accelerator,
         year=year,
@@ -214,6 +214,98 @@ def _search(accelerator, flop, year, days, precision, draws, hardware, forecast,
         typer.echo(json.dumps(json_clean(answer), indent=2, allow_nan=False))
         return
     typer.echo(planner_text(answer))
+
+
+def _planner() -> Any:
+    """:mod:`forecast.analyses.planner`, imported when a command needs it."""
+    # why here: the planner imports JAX
+    from forecast.analyses import planner
+
+    return planner
+
+
+@app.command()
+@reports_errors
+def requirements(
+    year: Annotated[
+        int,
+        typer.Option(
+            "--year",
+            help="The year: its frontier run on its frontier accelerator (per posterior draw).",
+        ),
+    ],
+    days: Annotated[float, typer.Option("--days", help="Run length, days.")] = 90.0,
+    precision: PrecisionOpt = Precision.bf16,
+    draws: Annotated[
+        int,
+        typer.Option(
+            "--draws", min=1, help="Posterior draws, evenly thinned (each costs 12 plan searches)."
+        ),
+    ] = 200,
+    forecast: ForecastOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """What the frontier accelerator of a year would need, one property at a time (scale-up
+    domain, scale-up and scale-out bandwidth, latency per hop, HBM bandwidth), for the year's
+    frontier run to stay inside both walls; with P(already on the trend)."""
+    check_positive(days, "--days")
+    answer = _planner().requirements_answer(
+        forecast, year=year, duration_days=days, precision=precision.value, draws=draws
+    )
+    if json_output:
+        typer.echo(json.dumps(json_clean(answer), indent=2, allow_nan=False))
+        return
+    typer.echo(requirements_text(answer))
+
+
+_LEVER_FORMATS = {
+    "scaleup_domain_size": lambda v: f"{v:,.0f}",
+    "scaleup_bandwidth": lambda v: f"{v / 1e9:,.0f} GB/s",
+    "scaleout_bandwidth": lambda v: f"{v / 1e9:,.0f} GB/s",
+    "latency_per_hop": lambda v: f"{v * 1e6:.2g} us",
+    "hbm_bandwidth": lambda v: f"{v / 1e12:,.1f} TB/s",
+}
+
+
+def requirements_text(answer: dict[str, Any]) -> str:
+    """``wallcast requirements``: one line per lever, median (80 % interval)."""
+
+    def iv(d: dict, fmt, beyond: str) -> str:
+        def one(v):
+            return beyond if v is None else fmt(v)
+
+        return f"{one(d['median'])} ({one(d['lower'])} – {one(d['upper'])})"
+
+    flop = answer["training_flop"]
+    year = answer["year"]
+    lines = [
+        f"What the frontier accelerator of {year} would need for the frontier run of {year} "
+        f"({sci(flop['median'])} FLOP, 80%: {sci(flop['lower'])} – {sci(flop['upper'])}) to stay "
+        f"inside both walls in {answer['duration_days']:g} days at {answer['precision']} "
+        f"({answer['draws']} draws of forecast {answer['forecast_id']}, {answer['scenario']})",
+        f"On the trend: inside the data-movement wall "
+        f"{fmt_pct(answer['inside_data_movement_wall_probability'])}, inside the latency wall "
+        f"{fmt_pct(answer['inside_latency_wall_probability'])}, both "
+        f"{fmt_pct(answer['on_trend_probability'])}.",
+        "",
+        f"{'each lever alone':<20} {'trend':<38} {'required':<40} {'factor':<24} on trend  alone",
+    ]
+    for lv in answer["levers"]:
+        fmt = _LEVER_FORMATS.get(lv["lever"], sci)
+        beyond = "out of reach" if lv["direction"] == "lower is better" else "beyond 1000x"
+        lines.append(
+            f"{lv['lever']:<20} {iv(lv['trend'], fmt, '-'):<38} "
+            f"{iv(lv['required'], fmt, beyond):<40} "
+            f"{iv(lv['improvement_factor'], lambda v: f'{v:.2g}x', '>1000x'):<24} "
+            f"{fmt_pct(lv['on_trend_probability']):>8}  {fmt_pct(lv['reachable_alone_probability']):>5}"
+        )
+    lines += [
+        "",
+        "median (80% interval) over the draws; factor: improvement over the trend's value "
+        "(latency: times faster); on trend: P(factor <= 1); alone: P(this lever alone reaches it "
+        "within 1000x). " + answer["note"] + ".",
+    ]
+    return "\n".join(lines)
 
 
 @app.command()
@@ -269,6 +361,17 @@ def runs(
     typer.echo(runs_table(records, ratio_summary(records)))
 
 
+def _megawatts(mw: float) -> str:
+    return f"{mw / 1e3:.3g} GW" if mw >= 1e3 else f"{mw:.3g} MW"
+
+
+def _dollars(usd: float) -> str:
+    for scale, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if usd >= scale:
+            return f"{usd / scale:.3g} {word} USD"
+    return f"{usd:,.0f} USD"
+
+
 def planner_text(answer: dict[str, Any]) -> str:
     """``wallcast plan`` (search form): one block per accelerator, median (80 % interval)."""
 
@@ -302,6 +405,9 @@ def planner_text(answer: dict[str, Any]) -> str:
             f"  accelerator-hours   {iv(r['accelerator_hours'], sci)}",
             f"  run length          {iv(r['run_days'], lambda v: f'{v:.0f} days')}",
             f"  step time           {iv(r['step_time_s'], lambda v: f'{v:.2f} s')}",
+            f"  energy              {iv(r['energy_mwh'], lambda v: f'{sci(v)} MWh')}",
+            f"  facility power      {iv(r['facility_power_mw'], _megawatts)}",
+            f"  rental cost         {iv(r['money_usd'], _dollars)}",
         ]
         p = r["plan_median_draw"]
         if p:
@@ -319,5 +425,6 @@ def planner_text(answer: dict[str, Any]) -> str:
                 f"{p['accelerators']:,} accelerators",
             ]
         lines += [f"  * {g}" for g in r["assumptions"]]
+        lines += [f"  * {what}: {why}" for what, why in r["cost_sources"].items()]
     lines += ["", answer["note"] + "."]
     return "\n".join(lines)

@@ -26,7 +26,7 @@ from forecast.config.errors import WallcastError
 from forecast.priors import distributions as dists
 from forecast.priors.distributions import DISTRIBUTIONS, FORMS, InvalidPrior, Prior
 from forecast.priors.priorset import PriorSet
-from forecast.priors.registry import PARAMETERS, suggest_key
+from forecast.priors.registry import PARAMETERS, ParameterSpec, suggest_key
 
 __all__ = [
     "PriorError",
@@ -106,10 +106,15 @@ def parse_prior(
     raise PriorError(file, result)
 
 
-def _validate_table(key: str, table: Any, line: int | None) -> Prior | list[Problem]:
-    spec = PARAMETERS.get(key)
+def _validate_table(
+    key: str, table: Any, line: int | None, specs: Mapping[str, ParameterSpec] | None = None
+) -> Prior | list[Problem]:
+    """One parameter table as a :class:`Prior`, or its problems; ``specs``: the known keys
+    (default: the model's registry)."""
+    spec = (PARAMETERS if specs is None else specs).get(key)
     if spec is None:
-        return [Problem(key, line, f"unknown parameter key{suggest_key(key)}")]
+        hint = suggest_key(key) if specs is None else f" (known: {', '.join(specs)})"
+        return [Problem(key, line, f"unknown parameter key{hint}")]
     if not isinstance(table, Mapping):
         return [Problem(key, line, f"must be a table [{key}], got {table!r}")]
     problems: list[Problem] = []
@@ -229,14 +234,26 @@ def _default_name(file: str) -> str:
 
 
 def loads(
-    text: str, name: str | Path = "<string>", *, overlay: bool = False, path: Path | None = None
+    text: str,
+    name: str | Path = "<string>",
+    *,
+    overlay: bool = False,
+    path: Path | None = None,
+    specs: Mapping[str, ParameterSpec] | None = None,
 ) -> PriorSet:
     """Parse prior-file text.
 
     ``name`` labels the text in error messages (a file name) and, without ``.toml``, is the set's
     name when ``[meta] name`` is absent. ``overlay=False`` requires every registry key (a full
     file); ``overlay=True`` accepts any subset (a scenario). ``path`` is recorded on the set.
+    ``specs``: the known keys (default: the model's registry; the planner's cost priors,
+    :mod:`forecast.priors.costs`, bring their own).
     """
+    known = PARAMETERS if specs is None else specs
+
+    def suggest(key: str) -> str:
+        return suggest_key(key) if specs is None else f" (known: {', '.join(known)})"
+
     file = str(name)
     try:
         doc = tomllib.loads(text)
@@ -258,27 +275,27 @@ def loads(
         problems.append(Problem("meta", _find_line(lines, "meta"), reason))
 
     found: dict[str, Prior] = {}
-    groups = {k.split(".")[0] for k in PARAMETERS}
+    groups = {k.split(".")[0] for k in known}
     for group, sub in doc.items():
         if not isinstance(sub, dict):
             reason = (
                 "must be a table of parameters"
                 if group in groups
-                else f"unknown parameter key{suggest_key(group)}"
+                else f"unknown parameter key{suggest(group)}"
             )
             problems.append(Problem(group, _find_line(lines, group), reason))
             continue
         for pname, tbl in sub.items():
             key = f"{group}.{pname}"
             line = _find_line(lines, key)
-            result = _validate_table(key, tbl, line)
+            result = _validate_table(key, tbl, line, specs)
             if isinstance(result, Prior):
                 found[key] = replace(result, file=file)
             else:
                 problems.extend(result)
 
     if not overlay and not problems:
-        for key in PARAMETERS:
+        for key in known:
             if key not in found:
                 problems.append(
                     Problem(
@@ -289,7 +306,7 @@ def loads(
         problems.sort(key=lambda p: (p.line is None, p.line or 0))
         raise PriorError(file, problems)
 
-    ordered = {k: found[k] for k in PARAMETERS if k in found}
+    ordered = {k: found[k] for k in known if k in found}
     return PriorSet(name=set_name.strip(), path=path, text=text, meta=dict(meta), priors=ordered)
 
 

@@ -56,6 +56,8 @@ REGIMES = ("paper", "realistic")  # forecast.model.search.REGIMES, without impor
 PLAN_DRAWS = 500  # forecast.analyses.planner.DEFAULT_DRAWS
 PLAN_MAX_DRAWS = 4000  # forecast.analyses.planner.MAX_DRAWS
 PLAN_FLOP_RANGE = (1e20, 1e40)  # the plan search's compute grid
+REQUIREMENTS_DRAWS = 200  # forecast.analyses.planner.REQUIREMENTS_DRAWS
+REQUIREMENTS_MAX_DRAWS = 1000  # 12 batched searches of 5 levers per draw
 #: forecast.analyses.forecast_walls.ASSUMPTION_SOURCES (a test keeps them equal)
 ASSUMPTION_SOURCES = ("forecast", "paper")
 PROB_RANGE = (0.01, 0.99)  # as `wallcast query --prob`
@@ -750,12 +752,9 @@ class Backend:
         key = ("plan", fid, digest, tuple(names), training_flop, year, days, precision, draws)
 
         def answer(cancelled: threading.Event) -> dict:
-            # why here: the planner imports JAX; the cheap endpoints must not wait for it
-            from forecast.analyses.planner import plan_answer
-
             def compute() -> dict:
                 with _reading(fid, path):
-                    return plan_answer(
+                    return _planner().plan_answer(
                         path,
                         accelerators=names or None,
                         year=year,
@@ -764,6 +763,41 @@ class Backend:
                         precision=precision,
                         draws=draws,
                         hardware=table,
+                    )
+
+            return _model_cached(key, compute)
+
+        return _MODEL_CACHE.get(key), answer
+
+    def requirements_job(
+        self,
+        year: int,
+        duration_days: float = 90.0,
+        precision: str = "bf16",
+        draws: int = REQUIREMENTS_DRAWS,
+    ) -> tuple[dict | None, Callable[[threading.Event], dict]]:
+        """(cached answer or None, the computation) of ``/v1/requirements``: the JSON of
+        ``wallcast requirements --json``
+        (:func:`forecast.analyses.planner.requirements_answer`) over the served forecast;
+        parameters checked here (422 with the allowed values), the search queued by the caller."""
+        if not 1 <= draws <= REQUIREMENTS_MAX_DRAWS:
+            raise BadParameterError(
+                "draws", draws, f"whole numbers from 1 to {REQUIREMENTS_MAX_DRAWS}"
+            )
+        if precision not in PRECISIONS:
+            raise BadParameterError("precision", precision, PRECISIONS)
+        days = _whole_days(duration_days)
+        fid, path, meta = self.meta(None)
+        years = [int(float(y)) for y in meta.coords.get("year", [])]
+        if year not in years:
+            raise BadParameterError("year", year, years)
+        key = ("requirements", fid, year, days, precision, draws)
+
+        def answer(cancelled: threading.Event) -> dict:
+            def compute() -> dict:
+                with _reading(fid, path):
+                    return _planner().requirements_answer(
+                        path, year=year, duration_days=days, precision=precision, draws=draws
                     )
 
             return _model_cached(key, compute)
@@ -896,6 +930,15 @@ def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
 
 
 # ----------------------------------------------------------------------------- model answers
+
+
+def _planner() -> Any:
+    """:mod:`forecast.analyses.planner`, imported on the first planner request."""
+    # why here: the planner imports JAX; the cheap endpoints must not wait for it
+    from forecast.analyses import planner
+
+    return planner
+
 
 _MODEL_LOCK = threading.Lock()  # one plan search at a time (CPU-bound; never the same twice)
 _MODEL_CACHE: OrderedDict[tuple, dict] = OrderedDict()

@@ -215,7 +215,14 @@ def test_every_shipped_prior_cites_a_public_source():
 
 
 @pytest.mark.parametrize(
-    "table", ["hardware.csv", "model_shapes.csv", "scaleup_domains.csv", "latency_measurements.csv"]
+    "table",
+    [
+        "hardware.csv",
+        "model_shapes.csv",
+        "scaleup_domains.csv",
+        "latency_measurements.csv",
+        "accelerator_costs.csv",
+    ],
 )
 def test_curated_table_sources_are_in_the_bibliography(table):
     """Every source_url of a curated row is listed in docs/sources.md (an arXiv paper by its number).

@@ -594,6 +594,32 @@ def test_plan_search_is_the_cli_s_with_integer_plans(client, published_forecast)
         hours = row["accelerator_hours"]
         assert hours["lower"] <= hours["median"] <= hours["upper"]
         assert hours["median"] <= row["accelerators"]["upper"] * 90 * 24
+    # energy and money (issue 24): hours x sourced TDP and listed price, with the cost priors
+    h100, b200 = got["accelerators"]
+    price = h100["price_usd_per_accelerator_hour"]
+    # data/accelerator_costs.csv: H100 rental listings 2.45-12.29 USD/h read as a 90 % interval
+    assert price["median"] == pytest.approx(math.sqrt(2.45 * 12.29), rel=0.25)
+    assert 2.45 < price["upper"] < 12.29 and 2.45 < price["lower"] < price["median"]
+    money, hours = h100["money_usd"], h100["accelerator_hours"]
+    assert hours["lower"] * 2.45 * 0.5 < money["median"] < hours["upper"] * 12.29 * 1.5
+    # 700 W x server ratio (1.5-2.1) x average fraction (0.43-0.80) x PUE (1.10-1.25) per hour
+    mwh = h100["energy_mwh"]["median"]
+    assert hours["lower"] * 700 * 1.5 * 0.43 * 1.10 / 1e6 < mwh
+    assert mwh < hours["upper"] * 700 * 2.1 * 0.80 * 1.25 / 1e6
+    assert h100["power_per_accelerator_w"]["median"] == 700.0
+    mw = h100["facility_power_mw"]["median"]
+    acc = h100["accelerators"]
+    assert acc["lower"] * 700 * 1.5 * 1.10 / 1e6 < mw < acc["upper"] * 700 * 2.1 * 1.25 / 1e6
+    # B200 has a TDP but no rental listing: energy, no money, and the answer says why
+    assert b200["energy_mwh"]["median"] > 0 and b200["money_usd"]["median"] is None
+    assert "no rental price" in b200["cost_sources"]["price"]
+    assert set(got["cost_priors"]) == {
+        "cost.server_watts_per_accelerator_watt",
+        "cost.average_power_fraction",
+        "cost.power_usage_effectiveness",
+        "cost.energy_efficiency_growth_per_year",
+        "cost.price_performance_growth_per_year",
+    }
     bigger = client.get(
         "/v1/plan", params={"accelerator": "H100 SXM5", "flop": 1e33, "draws": 48}
     ).json()["accelerators"][0]
@@ -620,6 +646,83 @@ def test_plan_for_a_year_uses_the_forecast_s_frontier_run_and_accelerator(
     fp8 = client.get("/v1/plan", params={"year": year, "draws": 32, "precision": "fp8"}).json()
     assert fp8["training_flop"] == got["training_flop"]
     assert fp8["accelerators"][0]["accelerators"]["median"] < row["accelerators"]["median"]
+    # the frontier chip's power and price: the H100's per FLOP/s, carried by the two trends,
+    # the same at either precision (they follow the 16-bit peak)
+    for key in ("power_per_accelerator_w", "price_usd_per_accelerator_hour"):
+        assert row[key]["median"] > 0
+        assert fp8["accelerators"][0][key] == row[key]
+    assert row["money_usd"]["median"] > 0 and row["energy_mwh"]["median"] > 0
+
+
+def test_requirements_is_the_cli_s_and_consistent_with_the_trend(client, published_forecast):
+    """``/v1/requirements`` answers what ``wallcast requirements --json`` prints: per lever
+    alone, the trend's value, the required value and the factor between them; a lever is on
+    the trend exactly when its factor is at most 1 (issue 24, item 3)."""
+    with xr.open_datatree(published_forecast, engine="h5netcdf") as dt:
+        years = [int(y) for y in dt["forecast"]["year"].values]
+    year = years[-1]  # a late year: the frontier run is past the walls in most draws
+    r = client.get("/v1/requirements", params={"year": year, "draws": 12})
+    assert r.status_code == 200, r.text
+    got = r.json()
+    cli = cli_json(
+        "requirements", "--year", str(year), "--draws", "12", "--json",
+        "--forecast", str(published_forecast),
+    )  # fmt: skip
+    assert got == cli
+    assert got["year"] == year and got["draws"] == 12
+    assert [lv["lever"] for lv in got["levers"]] == [
+        "scaleup_domain_size",
+        "scaleup_bandwidth",
+        "scaleout_bandwidth",
+        "latency_per_hop",
+        "hbm_bandwidth",
+    ]
+    on_trend = got["on_trend_probability"]
+    assert on_trend <= min(
+        got["inside_data_movement_wall_probability"], got["inside_latency_wall_probability"]
+    )
+    for lv in got["levers"]:
+        # the bisection is bracketed by the trend: on trend <=> factor <= 1, in every draw
+        assert lv["on_trend_probability"] == pytest.approx(on_trend)
+        assert lv["on_trend_probability"] <= lv["reachable_alone_probability"] <= 1
+        t, req, fac = lv["trend"], lv["required"], lv["improvement_factor"]
+        assert t["lower"] <= t["median"] <= t["upper"]
+        if fac["median"] is not None and req["median"] is not None:
+            ratio = req["median"] / t["median"]
+            expected = fac["median"] if lv["direction"] == "higher is better" else 1 / fac["median"]
+            # medians of per-draw products: the same order of magnitude, not equal
+            assert 0.2 < ratio / expected < 5
+    text = CliRunner().invoke(
+        cli_app,
+        [
+            "requirements",
+            "--year",
+            str(year),
+            "--draws",
+            "12",
+            "--forecast",
+            str(published_forecast),
+        ],
+    )
+    assert text.exit_code == 0, text.output
+    assert "scaleout_bandwidth" in text.output and "On the trend" in text.output
+
+
+@pytest.mark.parametrize(
+    ("params", "parameter"),
+    [
+        ({"year": 1990}, "year"),
+        ({"year": 2030, "draws": 0}, "draws"),
+        ({"year": 2030, "draws": 5000}, "draws"),
+        ({"year": 2030, "precision": "fp4"}, "precision"),
+        ({"year": 2030, "duration_days": -3}, "duration_days"),
+    ],
+)
+def test_requirements_refuses_bad_parameters_with_the_allowed_values(client, params, parameter):
+    r = client.get("/v1/requirements", params=params)
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["parameter"] == parameter and "allowed" in body
 
 
 @pytest.mark.parametrize(

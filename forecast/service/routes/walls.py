@@ -140,13 +140,41 @@ async def plan(
 ) -> dict:
     """The JSON of ``wallcast plan --json`` (search form): per accelerator, the distribution
     over the served forecast's posterior draws of the best launchable plan's utilization,
-    ``feasible_probability``, accelerators, accelerator-hours, step time and cost multiplier,
-    and ``plan_median_draw`` in whole numbers."""
+    ``feasible_probability``, accelerators, accelerator-hours, step time, cost multiplier,
+    energy, power to provision and rental cost, and ``plan_median_draw`` in whole numbers."""
     return await _answer(
         request,
         request.app.state.backend.plan_job,
         accelerator,
         flop,
+        year,
+        duration_days,
+        precision,
+        draws,
+    )
+
+
+@router.get(
+    "/requirements",
+    summary="What the frontier accelerator of a year needs for its frontier run to fit the walls",
+)
+async def requirements(
+    request: Request,
+    year: Annotated[int, Query(description="A year of the forecast.")],
+    duration_days: DurationQuery = 90.0,
+    precision: PrecisionQuery = "bf16",
+    draws: Annotated[
+        int,
+        Query(description="Posterior draws, evenly thinned (1 to 1000; each costs 12 searches)."),
+    ] = 200,
+) -> dict:
+    """The JSON of ``wallcast requirements --json``: per lever alone (scale-up domain size,
+    scale-up and scale-out bandwidth, latency per hop, HBM bandwidth), the trend's value, the
+    value the frontier run of ``year`` needs to stay inside both walls and the improvement
+    factor, as distributions over the served forecast's draws, with P(on the trend)."""
+    return await _answer(
+        request,
+        request.app.state.backend.requirements_job,
         year,
         duration_days,
         precision,
