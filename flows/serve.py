@@ -1,12 +1,15 @@
 """``wallcast serve``: the weekly refresh plus a watcher of the landing folder.
 
-Two deployments are served by one process (``prefect.serve``); every flow run executes in a fresh
-subprocess started by Prefect's runner:
+Three deployments are served by one process (``prefect.serve``); every flow run executes in a
+fresh subprocess started by Prefect's runner:
 
 * ``refresh-forecast/weekly`` - :func:`flows.refresh.refresh_forecast` on a cron schedule
   (default ``0 6 * * 1``, Mondays 06:00 UTC);
 * ``watch-landing/landing`` - :func:`watch_landing`: ingest every file waiting in
-  ``data/incoming/`` and, when the table changed, refresh (a subflow).
+  ``data/incoming/`` and, when the table changed, refresh (a subflow);
+* ``whatif-forecast/whatif`` - :func:`flows.whatif.whatif_forecast`: a forecast with changed
+  priors under ``<outputs>/whatif/<digest>/``, submitted by the API when reweighting cannot
+  answer a what-if.
 
 A light poller thread in the serving process looks at ``data/incoming/`` every ``poll_seconds``
 (a directory listing, no subprocess) and starts a ``watch-landing/landing`` run when a settled file
@@ -36,6 +39,7 @@ from prefect.settings import PREFECT_API_URL
 from prefect.types.entrypoint import EntrypointType
 
 from flows.refresh import refresh_forecast
+from flows.whatif import WHATIF_DEPLOYMENT, whatif_forecast
 from forecast.config import paths
 from forecast.config.filelock import LockBusyError, exclusive_lock
 from forecast.config.settings import (
@@ -213,6 +217,14 @@ def serve_forecast(
         tags=["wallcast"],
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
+    whatif = whatif_forecast.to_deployment(
+        name=WHATIF_DEPLOYMENT,
+        parameters={"changes": [], "refresh": {**refresh_params, "reports": False}},
+        description="A forecast with changed priors, when reweighting cannot answer a what-if "
+        "(submitted by the API's POST /v1/whatif/runs).",
+        tags=["wallcast"],
+        entrypoint_type=EntrypointType.MODULE_PATH,
+    )
     landing = watch_landing.to_deployment(
         name=WATCH_DEPLOYMENT,
         parameters=watch_params,
@@ -232,14 +244,15 @@ def serve_forecast(
     runner = Runner(
         name="wallcast", pause_on_shutdown=False, limit=None, query_seconds=min(poll_seconds, 10)
     )
-    for deployment in (weekly, landing):
+    for deployment in (weekly, landing, whatif):
         runner.add_deployment(deployment)
     _share_embedded_server()
     poller.start()
     print(
         f"wallcast serve: deployments {refresh_forecast.name}/{REFRESH_DEPLOYMENT} "
         f"(cron {cron!r}) and {watch_landing.name}/{WATCH_DEPLOYMENT} "
-        f"(landing folder {poller.incoming}, polled every {poll_seconds:g} s); Ctrl-C to stop",
+        f"(landing folder {poller.incoming}, polled every {poll_seconds:g} s) and "
+        f"{whatif_forecast.name}/{WHATIF_DEPLOYMENT} (what-if runs); Ctrl-C to stop",
         flush=True,
     )
     try:

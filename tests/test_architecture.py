@@ -313,7 +313,8 @@ def test_the_layer_contract_holds():
     problems, counts = _check_layers().check()
     assert problems == []
     # 191 function-level imports in the package before its folders were layers: a 75 % cut
-    assert counts["function_imports"] <= 47
+    # +2 for the what-if (issue 24): the CLI command loads SciPy and h5py, the service Prefect
+    assert counts["function_imports"] <= 49
 
 
 def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""``wallcast query``, ``wallcast report`` and ``wallcast deck``: read a published forecast.
+"""``wallcast query``, ``whatif``, ``report`` and ``deck``: read a published forecast.
 
 ``query`` imports neither JAX nor xarray (h5py reads the one variable it needs).  Every command
 finds its forecast the same way: ``--forecast`` (a file, a forecast folder or an outputs folder),
@@ -18,6 +18,7 @@ from forecast.cli.app import app, reports_errors
 from forecast.cli.options import ForecastOpt, JsonOpt, OutDirOpt, OutputsDirOpt, Wall, What
 from forecast.cli.tables import cost_line, query_line
 from forecast.queries.answers import answer, json_ready
+from forecast.queries.formatting import sci
 from forecast.store.reader import resolve_forecast_path
 
 
@@ -69,6 +70,78 @@ def query(
         return
 
     typer.echo(cost_line(out) if what is What.cost else query_line(out))
+
+
+@app.command()
+@reports_errors
+def whatif(
+    prior: Annotated[
+        list[str],
+        typer.Option(
+            "--prior",
+            help="A changed prior, KEY=VALUE (fixed) or KEY=P10,P50,P90 (its 10/50/90 % "
+            "quantiles), e.g. scaling.batch_exponent=0.33,0.38,0.43. Repeatable.",
+        ),
+    ],
+    forecast: ForecastOpt = None,
+    outputs_dir: OutputsDirOpt = None,
+    scenario: Annotated[
+        str | None, typer.Option(help="Scenario; default: the first (baseline).")
+    ] = None,
+    prob: Annotated[
+        float,
+        typer.Option(callback=_check_prob, help="Probability of the interval, in [0.01, 0.99]."),
+    ] = 0.8,
+    json_out: JsonOpt = False,
+) -> None:
+    """The hit year and hit FLOP of each wall under changed priors, by Pareto-smoothed importance
+    reweighting of the forecast's stored draws (milliseconds, no JAX), with the Pareto k: above
+    0.7 the answer is unreliable and a real run (the served what-if deployment) answers instead."""
+    # why here: the reweighting loads SciPy and h5py; `wallcast --help` must not
+    from forecast.queries.whatif import whatif_answer
+
+    out = whatif_answer(prior, forecast_path(forecast, outputs_dir), scenario=scenario, prob=prob)
+    if json_out:  # the same object as the API's GET /v1/whatif
+        typer.echo(json.dumps(out, indent=2, allow_nan=False))
+        return
+    typer.echo(whatif_text(out))
+
+
+def whatif_text(out: dict) -> str:
+    """``wallcast whatif``: one line per wall and quantity, before -> after."""
+
+    def iv(d: dict | None, fmt) -> str:
+        if d is None:
+            return "-"
+
+        def one(v):
+            return "not hit" if v is None else fmt(v)
+
+        return f"{one(d['median'])} ({one(d['lower'])} – {one(d['upper'])}), P(hit) {d['hit_probability']:.0%}"
+
+    lines = [
+        f"What if, forecast {out['forecast_id']}, scenario {out['scenario']}: "
+        + "; ".join(f"{c['key']}: {c['before']} -> {c['after']}" for c in out["changes"]),
+        "",
+    ]
+    for w in out["walls"]:
+        after = w["after"] or {"hit_year": None, "hit_flop": None}
+        lines += [
+            f"{w['wall']} wall",
+            f"  hit year   before {iv(w['before']['hit_year'], lambda v: f'{v:.1f}')}",
+            f"             after  {iv(after['hit_year'], lambda v: f'{v:.1f}')}",
+            f"  hit FLOP   before {iv(w['before']['hit_flop'], sci)}",
+            f"             after  {iv(after['hit_flop'], sci)}",
+        ]
+    k = out["pareto_k"]
+    lines += [
+        "",
+        f"median ({out['prob']:.0%} interval) over {out['draws']} draws; Pareto k "
+        f"{'-' if k is None else f'{k:.2f}'}, effective draws {out['effective_draws']:.0f}. "
+        + out["message"]
+        + ".",
+    ]
+    return "\n".join(lines)
 
 
 @app.command()

@@ -36,7 +36,7 @@ from forecast.service.guard import (
     RowLimitError,
     shown,
 )
-from forecast.service.routes import forecasts, query, walls
+from forecast.service.routes import forecasts, query, walls, whatif
 
 log = logging.getLogger("wallcast.service")
 
@@ -158,5 +158,6 @@ def create_app(
     app.include_router(forecasts.router)
     app.include_router(query.router)
     app.include_router(walls.router)
+    app.include_router(whatif.router)
     app.include_router(dashboard.router)
     return app

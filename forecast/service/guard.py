@@ -56,6 +56,7 @@ REPEATABLE: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("/v1/forecasts/", "/intervals", frozenset({"scenario", "wall", "year"})),
     ("/v1/walls", "", frozenset({"accelerator"})),
     ("/v1/plan", "", frozenset({"accelerator"})),
+    ("/v1/whatif", "", frozenset({"prior"})),
 )
 
 

@@ -287,9 +287,11 @@ def test_summary_and_intervals_from_task_free_functions(ws, first_run):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1200)  # its own waits add up to 780 s on a loaded machine
+@pytest.mark.timeout(1800)  # its own waits add up to 1,380 s on a loaded machine
 def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
-    """`wallcast serve` for real: a bad file is rejected, a good one yields a new forecast."""
+    """`wallcast serve` for real: a bad file is rejected, a good one yields a new forecast, and
+    a what-if that reweighting cannot answer runs for real through the served what-if
+    deployment, submitted and followed over the API, beside the served forecast (issue 24)."""
     data, outputs = tmp_path / "data", tmp_path / "outputs"
     (data / "incoming").mkdir(parents=True)
     for name in DATA_TABLE_FILES:
@@ -344,9 +346,31 @@ def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
         assert (data / "processed" / "x1.csv").exists()
         api = httpx.get(f"http://127.0.0.1:{api_port}/v1/forecasts/latest", timeout=30).json()
         assert api["id"] == latest_forecast_path(outputs).parent.name  # served, no restart
+        # what-if: twice the run length is a fixed input, so reweighting offers a real run
+        base, spec = f"http://127.0.0.1:{api_port}", "training.duration_days=180"
+        offer = httpx.get(f"{base}/v1/whatif", params={"prior": spec}, timeout=30).json()
+        assert not offer["reliable"] and offer["run"]["submit"] == "POST /v1/whatif/runs"
+        sub = httpx.post(f"{base}/v1/whatif/runs", params={"prior": spec}, timeout=120)
+        assert sub.status_code == 200, sub.text
+        run_url = base + sub.json()["status_url"]
+        served = latest_forecast_path(outputs).parent.name
+
+        def whatif_published() -> bool:
+            state = httpx.get(run_url, timeout=30).json()
+            assert state["state"] not in ("Failed", "Crashed", "Cancelled"), state
+            return state["published"]
+
+        t_whatif = wait_for(whatif_published, 600)
+        done = httpx.get(run_url, timeout=30).json()
+        assert done["state"] == "Completed" and done["prior"] == [spec]
+        for wall in done["walls"]:  # longer runs push both walls out: hit no earlier
+            before, after = wall["before"]["hit_year"], wall["after"]["hit_year"]
+            assert after["median"] is None or after["median"] >= before["median"], wall
+        assert latest_forecast_path(outputs).parent.name == served  # the served one stays
+        assert (outputs / "whatif").is_dir()
         print(
             f"serve: ready {t_ready:.0f} s; bad file rejected in {t_bad:.0f} s; "
-            f"good file -> published forecast in {t_good:.0f} s"
+            f"good file -> published forecast in {t_good:.0f} s; what-if run {t_whatif:.0f} s"
         )
     finally:
         proc.terminate()

@@ -708,6 +708,41 @@ def test_requirements_is_the_cli_s_and_consistent_with_the_trend(client, publish
     assert "scaleout_bandwidth" in text.output and "On the trend" in text.output
 
 
+def test_whatif_is_the_cli_s_fast_and_says_when_it_cannot_answer(
+    client, published_forecast, monkeypatch
+):
+    """``/v1/whatif`` reweights the served forecast's draws (issue 24, item 4): the same JSON as
+    ``wallcast whatif --json``; a change of a fixed input is answered by a real run instead, and
+    with no ``wallcast serve`` to run it the submission is a 503 that says so."""
+    spec = "latency.change_per_year=0.92,0.97,1.02"
+    got = client.get("/v1/whatif", params={"prior": spec})
+    assert got.status_code == 200, got.text
+    got = got.json()
+    cli = cli_json("whatif", "--prior", spec, "--json", "--forecast", str(published_forecast))
+    assert got == cli
+    assert got["forecast_id"] == published_forecast.parent.name
+    assert got["changes"][0]["kind"] == "prior" and got["pareto_k"] is not None
+    assert got["reliable"] == (got["pareto_k"] <= 0.7) and "run" not in got
+    assert {w["wall"] for w in got["walls"]} == {"data_movement", "latency"}
+    for w in got["walls"]:
+        for answer in (w["before"], w["after"]):
+            year = answer["hit_year"]
+            assert year["lower"] <= year["median"] <= year["upper"]
+    # slower latency improvement (median 0.97x/yr against 1.00): the latency wall comes no later
+    latency = next(w for w in got["walls"] if w["wall"] == "latency")
+    assert latency["after"]["hit_year"]["median"] <= latency["before"]["hit_year"]["median"] + 0.5
+    fixed = client.get("/v1/whatif", params={"prior": "training.duration_days=180"}).json()
+    assert not fixed["reliable"] and fixed["run"]["submit"] == "POST /v1/whatif/runs"
+    bad = client.get("/v1/whatif", params={"prior": "hardware.flops_growth_per_year=1.3,1.4,1.5"})
+    assert bad.status_code == 422 and "latency.change_per_year" in bad.json()["allowed"]
+    assert client.get("/v1/whatif").status_code == 422
+    assert client.get("/v1/whatif/runs/not-a-uuid").status_code == 422
+    monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{free_port()}/api")
+    monkeypatch.setenv("PREFECT_CLIENT_MAX_RETRIES", "0")
+    r = client.post("/v1/whatif/runs", params={"prior": "training.duration_days=180"})
+    assert r.status_code == 503 and "wallcast serve" in r.json()["detail"]
+
+
 @pytest.mark.parametrize(
     ("params", "parameter"),
     [

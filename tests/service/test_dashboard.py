@@ -306,3 +306,76 @@ def test_an_unreadable_forecast_is_reported_as_unreadable_not_missing(
         assert "cannot be read" in meta and published_forecast.parent.name in meta
         assert "No published forecast" not in meta
         browser.screenshot(screenshot_dir(tmp_path) / "dashboard-unreadable.png")
+
+
+def test_plan_a_run_shows_the_api_s_plans_costs_and_curves(page):
+    """The "plan a run" view (issue 24, item 5): H100 and B200 side by side at the compute
+    cursor; the table holds ``/v1/plan``'s numbers for the same query (integer plans, energy,
+    money only where a price is listed), the chart one median curve per accelerator with its
+    band and the cursor, and the downloads the answer."""
+    browser, server, shots = page
+    planner = "document.getElementById('planner').dataset"
+    browser.wait_for(f"{planner}.state === 'ready'", timeout=300)
+    query = browser.evaluate(f"{planner}.query")
+    api = httpx.get(f"{server}/v1/plan?{query}", timeout=300).json()
+    rows = browser.evaluate(
+        "[...document.querySelectorAll('#plan-table tr[data-accelerator]')].map(r => ({...r.dataset,"
+        " plan: r.querySelector('[data-col=plan]').textContent,"
+        " money: r.querySelector('[data-col=money]').textContent}))"
+    )
+    assert [r["accelerator"] for r in rows] == [a["accelerator"] for a in api["accelerators"]]
+    assert {"NVIDIA H100 SXM5", "NVIDIA B200 (HGX/DGX)"} == {r["accelerator"] for r in rows}
+    for shown, answer in zip(rows, api["accelerators"], strict=True):
+        assert float(shown["utilization"]) == pytest.approx(answer["utilization"]["median"])
+        plan = answer["plan_median_draw"]
+        assert f"tp {plan['tensor_parallel']} × pp {plan['pipeline_parallel']}" in shown["plan"]
+        assert f"= {plan['accelerators']:,}" in shown["plan"]
+        if answer["money_usd"]["median"] is None:  # B200: no rental listing in the sources
+            assert shown["money"] == "–"
+        else:
+            assert shown["money"].startswith("$")
+    data = "document.getElementById('plan-chart').data"
+    names = browser.evaluate(f"{data}.filter(t => t.name).map(t => t.name)")
+    assert names == ["NVIDIA H100 SXM5", "NVIDIA B200 (HGX/DGX)"]
+    bands = browser.evaluate(f"{data}.filter(t => t.fill === 'tonexty').length")
+    assert bands == 2
+    cursor = browser.evaluate("document.getElementById('plan-chart').layout.shapes[0].x0")
+    assert cursor == pytest.approx(1e28)
+    assert browser.evaluate("!!document.getElementById('plan-json').href") is True
+    browser.screenshot(shots / "dashboard-planner.png")
+    assert browser.errors == []
+
+
+def test_whatif_panel_shows_the_api_s_reweighted_answer(page):
+    """The what-if panel (issue 24, items 4-5): the slider's prior goes to ``/v1/whatif`` and
+    the table shows its answer; a fixed input offers the real run instead."""
+    browser, server, shots = page
+    box = "document.getElementById('whatif').dataset"
+    browser.wait_for(f"{box}.state === 'ready'", timeout=120)
+    browser.evaluate(
+        "(() => { const s = document.getElementById('whatif-key');"
+        " s.value = 'latency.change_per_year'; s.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for(f"{box}.state === 'ready' && {box}.spec.startsWith('latency.')")
+    spec = browser.evaluate(f"{box}.spec")
+    scenario = browser.evaluate("document.getElementById('scenario').value")
+    api = httpx.get(f"{server}/v1/whatif", params={"prior": spec, "scenario": scenario}).json()
+    assert api["scenario"] == scenario
+    shown = browser.evaluate(
+        "Object.fromEntries([...document.querySelectorAll('#whatif-table tr[data-wall]')]"
+        ".map(r => [r.dataset.wall, r.dataset.afterMedian]))"
+    )
+    for wall in api["walls"]:
+        assert float(shown[wall["wall"]]) == pytest.approx(wall["after"]["hit_year"]["median"])
+    assert browser.evaluate(f"{box}.reliable") == str(api["reliable"]).lower()
+    k = browser.evaluate("document.getElementById('whatif-k').textContent")
+    assert f"Pareto k {api['pareto_k']:.2f}" in k
+    browser.screenshot(shots / "dashboard-whatif.png")
+    browser.evaluate(
+        "(() => { const s = document.getElementById('whatif-key');"
+        " s.value = 'training.duration_days'; s.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for(f"{box}.state === 'ready' && {box}.spec.startsWith('training.duration')")
+    assert browser.evaluate(f"{box}.reliable") == "false"
+    assert browser.evaluate("document.getElementById('whatif-run').hidden") is False
+    assert browser.errors == []

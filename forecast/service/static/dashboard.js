@@ -406,6 +406,274 @@ async function initExplorer() {
   await renderExplorer();
 }
 
+// --------------------------------------------------------------------------- plan a run
+
+const PLAN_DRAWS = 200;
+const PLAN_COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
+
+function planParams() {
+  const names = [...document.getElementById("plan-accelerators").selectedOptions].map((o) => o.value);
+  const year = selected("plan-year");
+  const params = new URLSearchParams();
+  for (const n of names) params.append("accelerator", n);
+  params.set("flop", String(10 ** Number(selected("plan-flop"))));
+  if (year) params.set("year", year);
+  params.set("duration_days", selected("plan-days"));
+  params.set("precision", selected("plan-precision"));
+  params.set("draws", String(PLAN_DRAWS));
+  return { names, params };
+}
+
+function iv(d, fmt) {
+  if (!d || d.median === null) return "–";
+  const end = (v) => (v === null ? "∞" : fmt(v));
+  return `${fmt(d.median)} (${end(d.lower)} – ${end(d.upper)})`;
+}
+
+function fmtSci(v) {
+  const [m, e] = Number(v).toExponential(1).split("e");
+  return `${m}e${Number(e)}`;
+}
+
+function fmtUsd(v) {
+  for (const [scale, word] of [[1e12, "trillion"], [1e9, "billion"], [1e6, "million"]]) {
+    if (v >= scale) return `$${(v / scale).toPrecision(3)} ${word}`;
+  }
+  return `$${Math.round(v).toLocaleString("en-US")}`;
+}
+
+const PLAN_COLUMNS = [
+  ["accelerator", "accelerator", (r) => r.accelerator],
+  ["P(feasible)", "feasible", (r) => fmtPct(r.feasible_probability)],
+  ["utilization (MFU)", "utilization", (r) => iv(r.utilization, (v) => `${(100 * v).toFixed(1)}%`)],
+  ["cost multiplier", "multiplier", (r) => iv(r.cost_multiplier, (v) => `${v.toFixed(2)}×`)],
+  ["accelerators", "accelerators", (r) => iv(r.accelerators, fmtSci)],
+  ["plan (median draw)", "plan", (r) => {
+    const p = r.plan_median_draw;
+    if (!p) return "none finishes in time";
+    return `tp ${p.tensor_parallel} × pp ${p.pipeline_parallel} × cp ${p.context_parallel} × ` +
+      `dp ${p.data_parallel} = ${p.accelerators.toLocaleString("en-US")}; ` +
+      `${p.microbatches} microbatches of ${p.microbatch_sequences} × ${p.sequence_length} tokens`;
+  }],
+  ["accelerator-hours", "hours", (r) => iv(r.accelerator_hours, fmtSci)],
+  ["energy (MWh)", "energy", (r) => iv(r.energy_mwh, fmtSci)],
+  ["facility power", "power", (r) => iv(r.facility_power_mw,
+    (v) => (v >= 1000 ? `${(v / 1000).toPrecision(3)} GW` : `${v.toPrecision(3)} MW`))],
+  ["rental cost", "money", (r) => iv(r.money_usd, fmtUsd)],
+];
+
+async function renderPlanCurves(names, cursor) {
+  const traces = [];
+  const days = selected("plan-days");
+  const precision = selected("plan-precision");
+  for (const [i, name] of names.entries()) {
+    const colour = PLAN_COLOURS[i % PLAN_COLOURS.length];
+    const w = await api(`/v1/curve?${query({ accelerator: name, duration_days: days, precision })}`);
+    const x = w.curve.log10_flop.map((v) => 10 ** v);
+    if (w.curve.utilization_lower) {
+      traces.push({ x, y: w.curve.utilization_lower, mode: "lines", line: { width: 0 },
+        hoverinfo: "skip", showlegend: false });
+      traces.push({ x, y: w.curve.utilization_upper, mode: "lines", line: { width: 0 },
+        fill: "tonexty", fillcolor: `${colour}26`, hoverinfo: "skip", showlegend: false });
+    }
+    traces.push({ x, y: w.curve.utilization, mode: "lines", name: w.accelerator,
+      line: { color: colour, width: 2.5 },
+      hovertemplate: `${w.accelerator}<br>%{x:.2e} FLOP: %{y:.1%}<extra></extra>` });
+  }
+  const layout = {
+    margin: { t: 30, r: 20, b: 50, l: 70 },
+    xaxis: { title: { text: "training compute (FLOP)" }, type: "log", exponentformat: "power" },
+    yaxis: { title: { text: "utilization (median, 80% band)" }, tickformat: ".0%", rangemode: "tozero" },
+    shapes: [{ type: "line", xref: "x", yref: "paper", x0: cursor, x1: cursor, y0: 0, y1: 1,
+      line: { color: COLOUR.grey, width: 2, dash: "dash" } }],
+    annotations: [{ x: Math.log10(cursor), y: 1, xref: "x", yref: "paper", yanchor: "bottom",
+      showarrow: false, text: `${fmtSci(cursor)} FLOP` }],
+    legend: { orientation: "h", y: -0.2 },
+  };
+  await Plotly.react("plan-chart", traces, layout, PLOT_CONFIG);
+}
+
+function downloads(answer) {
+  const box = document.getElementById("plan-downloads");
+  const json = new Blob([JSON.stringify(answer, null, 2)], { type: "application/json" });
+  const header = PLAN_COLUMNS.map(([label]) => label);
+  const lines = [header, ...answer.accelerators.map((r) => PLAN_COLUMNS.map(([, , f]) => f(r)))];
+  const csv = lines.map((row) => row.map((c) => `"${String(c).replace(/"/g, '""')}"`).join(",")).join("\n");
+  const csvBlob = new Blob([csv + "\n"], { type: "text/csv" });
+  box.replaceChildren(
+    "Download: ",
+    el("a", { href: URL.createObjectURL(json), download: "wallcast-plan.json", id: "plan-json" }, "JSON"),
+    " · ",
+    el("a", { href: URL.createObjectURL(csvBlob), download: "wallcast-plan.csv", id: "plan-csv" }, "CSV"),
+  );
+}
+
+async function renderPlanner() {
+  const box = document.getElementById("planner");
+  const status = document.getElementById("plan-status");
+  const { names, params } = planParams();
+  const year = selected("plan-year");
+  if (!names.length && !year) {
+    status.textContent = "choose accelerators, or a year for its frontier accelerator";
+    return;
+  }
+  box.dataset.state = "loading";
+  status.textContent = `searching the best plan of ${PLAN_DRAWS} draws…`;
+  let answer;
+  try {
+    answer = await api(`/v1/plan?${params}`);
+  } catch (err) {
+    status.textContent = err.message.replace(/^[^:]*: /, "");
+    box.dataset.state = "error";
+    return;
+  }
+  const table = document.getElementById("plan-table");
+  const head = el("tr");
+  for (const [label] of PLAN_COLUMNS) head.append(el("th", {}, label));
+  table.replaceChildren(head);
+  for (const r of answer.accelerators) {
+    const tr = el("tr", { "data-accelerator": r.accelerator,
+      "data-utilization": String(r.utilization.median),
+      "data-money": String(r.money_usd.median), "data-energy": String(r.energy_mwh.median) });
+    for (const [, key, f] of PLAN_COLUMNS) tr.append(el("td", { "data-col": key }, f(r)));
+    table.append(tr);
+  }
+  downloads(answer);
+  if (names.length) await renderPlanCurves(names, Number(params.get("flop")));
+  status.textContent = `${answer.draws} draws of forecast ${answer.forecast_id}; ` +
+    `${answer.budget === "given" ? fmtSci(Number(params.get("flop"))) + " FLOP" : answer.budget}`;
+  box.dataset.query = params.toString();
+  box.dataset.state = "ready";
+}
+
+async function initPlanner() {
+  const accelerators = await api("/v1/accelerators");
+  const select = document.getElementById("plan-accelerators");
+  for (const a of accelerators) select.append(el("option", { value: a.name }, a.name));
+  for (const o of select.options) o.selected = /H100 SXM5|B200 \(HGX/.test(o.value);
+  const year = document.getElementById("plan-year");
+  year.append(el("option", { value: "" }, "today (2024)"));
+  for (const y of state.forecast.years) {
+    year.append(el("option", { value: String(Math.round(y)) }, String(Math.round(y))));
+  }
+  const flop = document.getElementById("plan-flop");
+  const show = () => { document.getElementById("plan-flop-value").textContent = fmtSci(10 ** Number(flop.value)); };
+  flop.addEventListener("input", show);
+  show();
+  document.getElementById("plan-go").addEventListener("click", () => renderPlanner().catch(fail));
+  await renderPlanner();
+}
+
+// --------------------------------------------------------------------------- what if
+
+// The changed prior: the current 10/50/90 % quantiles shifted by `shift` spreads (on the log
+// scale for a positive input, or x2^shift for a fixed one).
+function shiftedSpec(p, shift) {
+  let q;
+  if (p.p10 === p.p90) {
+    q = [p.p50 * 2 ** shift];
+  } else if (p.p10 > 0) {
+    const spread = (Math.log(p.p90) - Math.log(p.p10)) / 2.5631;
+    q = [p.p10, p.p50, p.p90].map((v) => v * Math.exp(shift * spread));
+  } else {
+    const spread = (p.p90 - p.p10) / 2.5631;
+    q = [p.p10, p.p50, p.p90].map((v) => v + shift * spread);
+  }
+  return `${p.key}=${q.map((v) => Number(v.toPrecision(4))).join(",")}`;
+}
+
+async function renderWhatif() {
+  const box = document.getElementById("whatif");
+  const p = state.whatifPriors.find((x) => x.key === selected("whatif-key"));
+  const spec = shiftedSpec(p, Number(selected("whatif-shift")));
+  const q = spec.split("=")[1].split(",");
+  const unit = p.unit && p.unit !== "1" ? ` ${p.unit}` : "";
+  document.getElementById("whatif-prior").textContent = q.length === 3
+    ? `10/50/90%: ${q.join(" / ")}${unit}` : `fixed at ${q[0]}${unit}`;
+  box.dataset.state = "loading";
+  let out;
+  try {
+    out = await api(`/v1/whatif?${query({ prior: spec, scenario: selected("scenario") })}`);
+  } catch (err) {
+    document.getElementById("whatif-message").textContent = err.message.replace(/^[^:]*: /, "");
+    box.dataset.state = "error";
+    return;
+  }
+  const table = document.getElementById("whatif-table");
+  const head = el("tr");
+  for (const h of ["wall", "hit year before", "hit year after", "hit FLOP before", "hit FLOP after"]) head.append(el("th", {}, h));
+  table.replaceChildren(head);
+  for (const w of out.walls) {
+    const after = w.after || { hit_year: null, hit_flop: null };
+    const tr = el("tr", { "data-wall": w.wall,
+      "data-after-median": after.hit_year ? String(after.hit_year.median) : "" });
+    tr.append(el("td", {}, WALL_LABEL[w.wall]),
+      el("td", {}, iv(w.before.hit_year, (v) => v.toFixed(1))),
+      el("td", {}, iv(after.hit_year, (v) => v.toFixed(1))),
+      el("td", {}, iv(w.before.hit_flop, fmtSci)),
+      el("td", {}, iv(after.hit_flop, fmtSci)));
+    table.append(tr);
+  }
+  const k = out.pareto_k;
+  document.getElementById("whatif-k").textContent =
+    `Pareto k ${k === null ? "–" : k.toFixed(2)}, ${Math.round(out.effective_draws)} effective draws`;
+  document.getElementById("whatif-message").textContent = `${out.changes[0].before} → ${out.changes[0].after}. ${out.message}.`;
+  const run = document.getElementById("whatif-run");
+  run.hidden = out.reliable;
+  run.dataset.spec = spec;
+  box.dataset.spec = spec;
+  box.dataset.reliable = String(out.reliable);
+  box.dataset.state = "ready";
+}
+
+async function submitWhatifRun() {
+  const spec = document.getElementById("whatif-run").dataset.spec;
+  const shown = document.getElementById("whatif-run-state");
+  let run;
+  try {
+    const response = await fetch(`/v1/whatif/runs?${query({ prior: spec })}`, { method: "POST" });
+    run = await response.json();
+    if (!response.ok) throw new Error(run.detail || response.status);
+  } catch (err) {
+    shown.textContent = `could not submit: ${err.message}`;
+    return;
+  }
+  const poll = async () => {
+    const s = await api(run.status_url);
+    shown.textContent = `run ${s.flow_run_id.slice(0, 8)}: ${s.state}`;
+    if (s.published) {
+      const lat = s.walls.map((w) => `${WALL_LABEL[w.wall]} ${iv(w.after.hit_year, (v) => v.toFixed(1))}`);
+      shown.textContent += ` — published ${s.forecast_id}: ${lat.join("; ")}`;
+      return;
+    }
+    if (!["Failed", "Crashed", "Cancelled"].includes(s.state)) setTimeout(() => poll().catch(fail), 3000);
+  };
+  await poll();
+}
+
+async function loadWhatifPriors() {
+  // the inputs and their current priors are the scenario's (an overlay may fix or move one)
+  const listing = await api(`/v1/whatif/priors?${query({ scenario: selected("scenario") })}`);
+  state.whatifPriors = listing.priors;
+  const select = document.getElementById("whatif-key");
+  const keep = select.value;
+  select.replaceChildren(...listing.priors.map((p) =>
+    el("option", { value: p.key }, `${p.label} (${p.kind})`)));
+  const known = (key) => listing.priors.some((p) => p.key === key);
+  select.value = known(keep) ? keep
+    : known("scaling.batch_exponent") ? "scaling.batch_exponent" : listing.priors[0].key;
+}
+
+async function initWhatif() {
+  await loadWhatifPriors();
+  document.getElementById("whatif-key").addEventListener("change", () => renderWhatif().catch(fail));
+  document.getElementById("whatif-shift").addEventListener("change", () => renderWhatif().catch(fail));
+  document.getElementById("whatif-run").addEventListener("click", () => submitWhatifRun().catch(fail));
+  document.getElementById("scenario").addEventListener("change", () =>
+    loadWhatifPriors().then(renderWhatif).catch(fail));
+  await renderWhatif();
+}
+
 // --------------------------------------------------------------------------- start
 
 function fail(err) {
@@ -460,6 +728,8 @@ async function init() {
     renderProbabilityByYear(selected("scenario")).catch(fail));
   await renderForecast();
   await initExplorer();
+  await initWhatif();
+  await initPlanner();
 }
 
 window.addEventListener("DOMContentLoaded", () => init().catch(fail));

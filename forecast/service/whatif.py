@@ -1,0 +1,140 @@
+"""The what-if endpoints' work: reweighting answers, and real runs when reweighting cannot.
+
+``GET /v1/whatif`` answers from the served forecast's stored draws
+(:func:`forecast.queries.whatif.whatif_answer`: milliseconds, no JAX); when the answer is
+unreliable it names the run that answers instead.  ``POST /v1/whatif/runs`` submits that run, a
+flow run of the ``whatif-forecast/whatif`` deployment that ``wallcast serve`` serves (through the
+Prefect API the serving process uses); ``GET /v1/whatif/runs/{id}`` reads its state and, once it
+has published, compares its two scenarios (the base priors and the changed ones).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from forecast.queries.whatif import (
+    SPEC_HELP,
+    WHATIF_SCENARIO,
+    WhatIfInputError,
+    parse_change,
+    reweightable_priors,
+    scenario_comparison,
+    whatif_answer,
+    whatif_outputs_dir,
+)
+from forecast.service.backend import Backend, BadParameterError, ServerDataError
+from forecast.store.reader import latest_forecast_path
+
+WHATIF_DEPLOYMENT_NAME = "whatif-forecast/whatif"  # flows.whatif (the library never imports flows)
+MAX_CHANGES = 8
+
+
+def _checked(priors: list[str] | None) -> list[str]:
+    if not priors:
+        raise BadParameterError("prior", None, SPEC_HELP, "missing")
+    if len(priors) > MAX_CHANGES:
+        raise BadParameterError("prior", len(priors), f"at most {MAX_CHANGES} changes")
+    for spec in priors:
+        try:
+            parse_change(spec)
+        except WhatIfInputError as exc:
+            raise BadParameterError("prior", spec, exc.allowed or SPEC_HELP, str(exc)) from None
+    return list(priors)
+
+
+def reweighted(
+    backend: Backend, priors: list[str] | None, scenario: str | None, prob: float
+) -> dict[str, Any]:
+    """``GET /v1/whatif``: the reweighted answer over the served forecast, with ``run`` (how to
+    ask for a real run) when it is not reliable."""
+    if not 0.01 <= prob <= 0.99:
+        raise BadParameterError("prob", prob, "numbers from 0.01 to 0.99")
+    specs = _checked(priors)
+    _, path, _ = backend.meta(None)
+    try:
+        out = whatif_answer(specs, path, scenario=scenario, prob=prob)
+    except WhatIfInputError as exc:
+        raise BadParameterError(exc.parameter, None, exc.allowed or SPEC_HELP, str(exc)) from None
+    if not out["reliable"]:
+        out["run"] = {
+            "submit": "POST /v1/whatif/runs",
+            "prior": specs,
+            "note": "a real forecast with the changed priors (a Prefect flow run of "
+            f"{WHATIF_DEPLOYMENT_NAME}, served by `wallcast serve`); poll "
+            "GET /v1/whatif/runs/{flow_run_id} until it is published",
+        }
+    return out
+
+
+def priors(backend: Backend, scenario: str | None) -> dict[str, Any]:
+    """``GET /v1/whatif/priors``: the inputs a what-if can change, with their current quantiles."""
+    _, path, _ = backend.meta(None)
+    try:
+        return reweightable_priors(path, scenario)
+    except WhatIfInputError as exc:
+        raise BadParameterError(exc.parameter, scenario, exc.allowed or [], str(exc)) from None
+
+
+def _prefect() -> Any:
+    """The Prefect client library, on the first what-if run."""
+    # why here: only a what-if run talks to Prefect; the API must start without it
+    import prefect.deployments
+
+    return prefect
+
+
+def submit(backend: Backend, priors: list[str] | None) -> dict[str, Any]:
+    """``POST /v1/whatif/runs``: submit the what-if deployment's run of ``priors``."""
+    specs = _checked(priors)
+    prefect = _prefect()
+    try:
+        run = prefect.deployments.run_deployment(
+            WHATIF_DEPLOYMENT_NAME, parameters={"changes": specs}, timeout=0
+        )
+    except Exception as exc:  # no server, no deployment: not the caller's fault
+        raise ServerDataError(
+            f"what-if runs need `wallcast serve` (the deployment {WHATIF_DEPLOYMENT_NAME} on "
+            "the Prefect API this service uses); none answered",
+            detail=repr(exc),
+        ) from None
+    return {
+        "flow_run_id": str(run.id),
+        "state": run.state_name,
+        "prior": specs,
+        "status_url": f"/v1/whatif/runs/{run.id}",
+    }
+
+
+def status(backend: Backend, flow_run_id: str, prob: float = 0.8) -> dict[str, Any]:
+    """``GET /v1/whatif/runs/{id}``: the run's state and, once published, the hit-year and
+    hit-FLOP distributions of its base scenario (before) and its changed one (after)."""
+    try:
+        run_id = uuid.UUID(flow_run_id)
+    except ValueError:
+        raise BadParameterError("flow_run_id", flow_run_id, "a flow run id (UUID)") from None
+    prefect = _prefect()
+    try:
+        with prefect.get_client(sync_client=True) as client:
+            run = client.read_flow_run(run_id)
+    except Exception as exc:
+        raise ServerDataError(
+            f"flow run {flow_run_id} could not be read from the Prefect API", detail=repr(exc)
+        ) from None
+    specs = list((run.parameters or {}).get("changes") or [])
+    out: dict[str, Any] = {
+        "flow_run_id": flow_run_id,
+        "state": run.state_name,
+        "prior": specs,
+        "published": False,
+    }
+    if run.state is not None and run.state.is_completed() and specs:
+        root = whatif_outputs_dir(backend.outputs, specs)
+        path = latest_forecast_path(root)
+        out.update(
+            published=True,
+            forecast_id=path.parent.name,
+            scenario=WHATIF_SCENARIO,
+            walls=scenario_comparison(path, "baseline", WHATIF_SCENARIO, prob),
+        )
+    return out
