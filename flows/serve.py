@@ -221,7 +221,8 @@ def serve_forecast(
         name=WHATIF_DEPLOYMENT,
         parameters={"changes": [], "refresh": {**refresh_params, "reports": False}},
         description="A forecast with changed priors, when reweighting cannot answer a what-if "
-        "(submitted by the API's POST /v1/whatif/runs).",
+        "(submitted by the API's POST /v1/whatif/runs); one at a time.",
+        concurrency_limit=1,
         tags=["wallcast"],
         entrypoint_type=EntrypointType.MODULE_PATH,
     )

@@ -33,11 +33,13 @@ import xarray as xr
 from forecast.analyses.accelerator_walls import WallsInputError, select_accelerators
 from forecast.analyses.posterior_walls import input_draws, sequence_draws, today_assumptions
 from forecast.config.constants import REFERENCE_YEAR
+from forecast.config.errors import WallcastError
 from forecast.config.runtime import init_jax
 from forecast.data.accelerator_costs import AcceleratorCosts, load_accelerator_costs
 from forecast.data.hardware import Accelerator
 from forecast.model import accelerators as acc_model
 from forecast.model import run_cost
+from forecast.model.evaluate import ParallelPlan, evaluate_plan, run_model_for_flop
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.planner import best_plans, plan_of
 from forecast.model.realistic_fast import shortlist_grid
@@ -64,7 +66,12 @@ class CostDraws:
     accelerators compared)."""
 
     def __init__(
-        self, priors: PriorSet, table: dict[str, AcceleratorCosts], ref: Accelerator, n: int
+        self,
+        priors: PriorSet,
+        table: dict[str, AcceleratorCosts],
+        ref: Accelerator | None,
+        n: int,
+        missing: str = "",
     ):
         draws = priors.sample(n, seed=COST_SEED)
         self.server_ratio = draws["cost.server_watts_per_accelerator_watt"]
@@ -75,7 +82,8 @@ class CostDraws:
         self.price_u = np.random.default_rng(COST_SEED).random(n)
         self.table = table
         self.ref = ref
-        self.ref_costs = table.get(ref.name)
+        self.ref_costs = None if ref is None else table.get(ref.name)
+        self.missing = missing  # why the table is empty (no costs file in the data folder)
 
     def listed(self, name: str) -> tuple[Any, Any, dict[str, str]]:
         """TDP (W) and price draws (USD/h) of a table accelerator, None where not listed."""
@@ -91,13 +99,13 @@ class CostDraws:
                 "power": (
                     f"TDP {tdp:g} W (data/accelerator_costs.csv)"
                     if tdp is not None
-                    else "no TDP in the sources: energy not reported"
+                    else self.missing or "no TDP in the sources: energy not reported"
                 ),
                 "price": (
                     f"rental price listed {row.price_date}: {row.price_low:g}-{row.price_high:g} USD "
                     "per accelerator-hour (lowest and highest listing, read as a 90 % interval)"
                     if price is not None and row is not None
-                    else "no rental price in the sources: money not reported"
+                    else self.missing or "no rental price in the sources: money not reported"
                 ),
             },
         )
@@ -106,7 +114,10 @@ class CostDraws:
         """TDP and price draws of a frontier accelerator of ``flops_16bit`` in ``year``."""
         ref, rc = self.ref, self.ref_costs
         tdp = price = None
-        if rc is not None and rc.tdp_watts is not None:
+        if ref is None or rc is None:
+            why = self.missing or "the reference accelerator of priors/costs.toml is not listed"
+            return None, None, {"power": why, "price": why}
+        if rc.tdp_watts is not None:
             tdp = run_cost.trend_power_w(
                 flops_16bit,
                 year,
@@ -115,7 +126,7 @@ class CostDraws:
                 ref.release_year,
                 self.efficiency_growth,
             )
-        if rc is not None and rc.price_low is not None and rc.price_high is not None:
+        if rc.price_low is not None and rc.price_high is not None:
             ref_price = run_cost.price_from_interval90(rc.price_low, rc.price_high, self.price_u)
             price = run_cost.trend_price_usd_per_hour(
                 flops_16bit, year, ref.flops_16bit, ref_price, rc.price_year, self.price_growth
@@ -129,11 +140,37 @@ class CostDraws:
                     f"from {ref.release_year:.1f}"
                 ),
                 "price": (
-                    f"{ref.name}'s listed rental price per peak FLOP/s ({rc.price_date if rc else '?'}) "
+                    f"{ref.name}'s listed rental price per peak FLOP/s ({rc.price_date}) "
                     "falling by cost.price_performance_growth_per_year"
                 ),
             },
         )
+
+
+def _cost_draws(
+    priors: PriorSet,
+    accelerator_costs: str | Path | None,
+    hardware: str | Path | None,
+    n: int,
+    *,
+    frontier: bool,
+) -> CostDraws:
+    """The cost draws of an answer: a data folder without ``accelerator_costs.csv`` reports no
+    energy or money (and says why) rather than failing the plan; the reference accelerator is
+    looked up only for a frontier accelerator (a table without it costs nothing else)."""
+    path = Path(accelerator_costs) if accelerator_costs is not None else None
+    try:
+        table = load_accelerator_costs(path)
+        missing = ""
+    except FileNotFoundError as exc:
+        table, missing = {}, f"no accelerator_costs.csv in the data folder ({exc.filename})"
+    ref = None
+    if frontier and table:
+        try:
+            ref = select_accelerators([reference_accelerator(priors)], hardware)[0]
+        except WallcastError:
+            ref = None
+    return CostDraws(priors, table, ref, n, missing)
 
 
 def _summary(values: np.ndarray, prob: float = PROB) -> dict[str, float | None]:
@@ -273,12 +310,7 @@ def plan_answer(
         log10_flop = np.full(keep.size, math.log10(training_flop))
 
     priors = load_cost_priors(cost_priors)
-    costs = CostDraws(
-        priors,
-        load_accelerator_costs(accelerator_costs),
-        select_accelerators([reference_accelerator(priors)], hardware)[0],
-        keep.size,
-    )
+    costs = _cost_draws(priors, accelerator_costs, hardware, keep.size, frontier=not accelerators)
     targets: list[tuple[str, Hardware, list[str], tuple[Any, Any, dict[str, str]]]] = []
     for acc in select_accelerators(accelerators, hardware) if accelerators else []:
         hw, gaps = acc_model.hardware_from_accelerator(acc, precision)
@@ -352,7 +384,6 @@ def _row(
         best = np.maximum(plans.small_scale_utilization, util)
         multiplier = np.where(ok, best / util, np.inf)
     representative = _median_draw(util, ok)
-    seq = np.broadcast_to(np.asarray(a.sequence_length, dtype=float), util.shape)
     return {
         "accelerator": name,
         "feasible_probability": float(np.mean(ok)),
@@ -364,10 +395,9 @@ def _row(
         "run_days": _summary(run_days, prob),
         "step_time_s": _summary(np.where(ok, plans.step_time_s, np.nan), prob),
         "plan_median_draw": (
-            {
-                **plan_of(grid, plans, representative, float(seq[representative])),
-                "run_days": float(run_days[representative]),
-            }
+            _median_plan(
+                grid, plans, representative, hw, a, log10_flop, float(run_days[representative])
+            )
             if representative is not None
             else None
         ),
@@ -408,6 +438,52 @@ def _costs(
         "facility_power_mw": none if power is None else _summary(power, prob),
         "money_usd": none if money is None else _summary(money, prob),
         "cost_sources": sources,
+    }
+
+
+def _draw(fields: Any, k: int, n: int) -> list[float]:
+    """Draw ``k`` of each field of a Hardware / Assumptions broadcast over ``n`` draws."""
+    return [float(np.broadcast_to(np.asarray(f, dtype=float), (n,))[k]) for f in fields]
+
+
+def _median_plan(
+    grid: Any,
+    plans: Any,
+    k: int,
+    hw: Hardware,
+    a: Assumptions,
+    log10_flop: np.ndarray,
+    run_days: float,
+) -> dict[str, Any]:
+    """The median draw's plan in whole numbers, with its step time split into its parts
+    (compute, HBM, tensor, context, pipeline, data-parallel, latency, bubble: the evaluator of
+    a given plan, :func:`forecast.model.evaluate.evaluate_plan`, on that draw's inputs and the
+    depth the plan gave the model, whole layers per pipeline chunk)."""
+    n = log10_flop.size
+    a_k = Assumptions(*_draw(a, k, n))
+    plan = {**plan_of(grid, plans, k, float(a_k.sequence_length)), "run_days": run_days}
+    evaluation = evaluate_plan(
+        Hardware(*_draw(hw, k, n)),
+        a_k,
+        run_model_for_flop(float(log10_flop[k]), a_k, layers=plan["layers"]),
+        ParallelPlan(
+            tp=plan["tensor_parallel"],
+            pp=plan["pipeline_parallel"],
+            dp=plan["data_parallel"],
+            sequence_length=plan["sequence_length"],
+            microbatch_sequences=plan["microbatch_sequences"],
+            cp=plan["context_parallel"],
+            two_d=plan["tensor_parallel_layout"] == "2D",
+            recompute=plan["recompute"],
+            virtual_stages=plan["virtual_stages"],
+            microbatches=plan["microbatches"],
+        ),
+    )
+    return {
+        **plan,
+        "step_breakdown_s": {key: float(v) for key, v in evaluation.step_breakdown_s.items()},
+        "bound_by": evaluation.bound_by,
+        "evaluated_utilization": float(evaluation.utilization),
     }
 
 
@@ -504,7 +580,8 @@ def requirements_answer(
             f"{int(year)} (the forecast's trends); inside both walls: the best launchable plan "
             "reaches at least 80% of the small-scale best utilization and finishes in time; per "
             "lever alone (every other property on its trend) the smallest improvement factor "
-            "that does it, by bisection to 0.01 dex between 1/100x and 1000x bracketed by the trend; improvement "
+            "that does it, by bisection to 0.01 dex between 1/100x and 1000x bracketed by the trend "
+            "(a factor of exactly 0.01 is censored: at most 1/100x); improvement "
             "factor <= 1: the trend already suffices (on_trend); None at an interval end: "
             "beyond what the lever alone can reach at 1000x"
         ),

@@ -270,11 +270,11 @@ _LEVER_FORMATS = {
 def requirements_text(answer: dict[str, Any]) -> str:
     """``wallcast requirements``: one line per lever, median (80 % interval)."""
 
-    def iv(d: dict, fmt, beyond: str) -> str:
-        def one(v):
-            return beyond if v is None else fmt(v)
+    def iv(d: dict, fmt, above: str, below: str = "") -> str:
+        def one(v, censored: str) -> str:
+            return censored if v is None else fmt(v)
 
-        return f"{one(d['median'])} ({one(d['lower'])} – {one(d['upper'])})"
+        return f"{one(d['median'], above)} ({one(d['lower'], below or above)} – {one(d['upper'], above)})"
 
     flop = answer["training_flop"]
     year = answer["year"]
@@ -293,11 +293,29 @@ def requirements_text(answer: dict[str, Any]) -> str:
     for lv in answer["levers"]:
         fmt = _LEVER_FORMATS.get(lv["lever"], sci)
         beyond = "out of reach" if lv["direction"] == "lower is better" else "beyond 1000x"
+        factor, required = dict(lv["improvement_factor"]), dict(lv["required"])
+        floor = ""
+        if factor["lower"] is not None and factor["lower"] <= 0.01 * (1 + 1e-9):
+            # the bisection's floor: 1/100 of the trend is enough (censored, not a value)
+            factor["lower"] = None
+            floor = "<=0.01x"
+            if lv["direction"] == "lower is better":  # 100x the trend's latency would do
+                required["upper"] = None
+                shown_required = iv(required, fmt, beyond).rsplit("(", 1)
+                shown_required = (
+                    f"{shown_required[0]}({shown_required[1].rsplit('–', 1)[0]}– >=100x trend)"
+                )
+            else:
+                required["lower"] = None
+                shown_required = iv(required, fmt, beyond, "<=1/100 of trend")
+        else:
+            shown_required = iv(required, fmt, beyond)
         lines.append(
             f"{lv['lever']:<20} {iv(lv['trend'], fmt, '-'):<38} "
-            f"{iv(lv['required'], fmt, beyond):<40} "
-            f"{iv(lv['improvement_factor'], lambda v: f'{v:.2g}x', '>1000x'):<24} "
-            f"{fmt_pct(lv['on_trend_probability']):>8}  {fmt_pct(lv['reachable_alone_probability']):>5}"
+            f"{shown_required:<40} "
+            f"{iv(factor, lambda v: f'{v:.2g}x', '>1000x', floor):<24} "
+            f"{fmt_pct(lv['on_trend_probability']):>8}  "
+            f"{fmt_pct(lv['reachable_alone_probability']):>5}"
         )
     lines += [
         "",
@@ -423,6 +441,13 @@ def planner_text(answer: dict[str, Any]) -> str:
                 f"dp {p['data_parallel']:,}, {p['microbatches']:,} microbatches of {micro}, "
                 f"recompute {'on' if p['recompute'] else 'off'}, {p['layers']} layers, "
                 f"{p['accelerators']:,} accelerators",
+                "  per step (median draw, each resource's time; they overlap)  "
+                + ", ".join(
+                    f"{part} {secs:.3g} s"
+                    for part, secs in p["step_breakdown_s"].items()
+                    if secs > 0
+                )
+                + f"; bound by {p['bound_by']}",
             ]
         lines += [f"  * {g}" for g in r["assumptions"]]
         lines += [f"  * {what}: {why}" for what, why in r["cost_sources"].items()]

@@ -121,7 +121,12 @@ def whatif_text(out: dict) -> str:
 
     lines = [
         f"What if, forecast {out['forecast_id']}, scenario {out['scenario']}: "
-        + "; ".join(f"{c['key']}: {c['before']} -> {c['after']}" for c in out["changes"]),
+        + "; ".join(
+            f"{c['key']} ({c['kind']}): prior {c['before']} -> {c['after']}; over the draws "
+            f"median {c['input_median_before']:.3g} -> "
+            + ("-" if c["input_median_after"] is None else f"{c['input_median_after']:.3g}")
+            for c in out["changes"]
+        ),
         "",
     ]
     for w in out["walls"]:

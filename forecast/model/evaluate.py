@@ -44,11 +44,12 @@ class RunModel(NamedTuple):
         return self.d_model * self.kv_heads / self.heads
 
 
-def run_model_for_flop(log10_flop: float, a: Assumptions) -> RunModel:
+def run_model_for_flop(log10_flop: float, a: Assumptions, layers: int | None = None) -> RunModel:
     """The compute-optimal model of the scaling laws for a budget, with whole layers (the depth
-    law's, rounded) and heads, as :func:`forecast.model.realistic.model_for_budget`."""
+    law's, rounded, or ``layers``: the depth a launchable plan gave it, whole layers per stage)
+    and heads, as :func:`forecast.model.realistic.model_for_budget`."""
     shape = model_shape(log10_flop, a)
-    layers = max(1, round(float(shape.layers)))
+    layers = max(1, round(float(shape.layers))) if layers is None else int(layers)
     params = float(shape.params)
     # width from N = (4 + 8 k) L d^2 at the whole layer count; heads of HEAD_DIM
     d_model = math.sqrt(params / ((4.0 + 8.0 * float(a.moe_active_experts)) * layers))

@@ -6,11 +6,13 @@ replaced by the expected order statistics of a generalized Pareto distribution f
 (the empirical-Bayes fit of Zhang and Stephens 2009, with the weakly informative prior on k
 centred at 0.5 that the paper recommends for small tails), capped at the largest raw ratio.  k
 above 0.7 means the reweighted estimate is unreliable.  The same algorithm as ArviZ's ``psislw``
-(``tests/stats/test_psis.py`` checks them against each other), without importing JAX, so a
+(``tests/queries/test_psis.py`` checks them against each other), without importing JAX, so a
 what-if answer stays a light read of the stored draws.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from scipy.special import logsumexp
@@ -55,19 +57,20 @@ def tail_length(n: int, r_eff: float = 1.0) -> int:
 def psis_log_weights(log_ratios, r_eff: float = 1.0) -> tuple[np.ndarray, float]:
     """Normalized PSIS log weights of raw log importance ratios (any shape, flattened to draws)
     and the Pareto k of their right tail.  Ratios of -inf (a draw the new distribution excludes)
-    stay -inf; k is +inf when fewer than 5 draws keep any weight."""
+    stay -inf; with too few finite ratios to fit a tail (fewer than 25), equal weights on them
+    and k = +inf."""
     lr = np.asarray(log_ratios, dtype=float)
     shape = lr.shape
     lr = lr.ravel()
     finite = np.isfinite(lr)
-    if finite.sum() < 5:
-        return np.full(shape, -np.inf if not finite.any() else 0.0), float("inf")
     out = np.full(lr.size, -np.inf)
-    w = lr[finite] - np.max(lr[finite])
-    n = w.size
+    n = int(finite.sum())
     m = tail_length(n, r_eff)
-    if m < 5:
-        return (out.reshape(shape), float("inf"))
+    if n < 5 or m < 5:  # too few draws to fit a tail: equal weights on the finite ones, k inf
+        if n:
+            out[finite] = -math.log(n)
+        return out.reshape(shape), float("inf")
+    w = lr[finite] - np.max(lr[finite])
     order = np.argsort(w, kind="stable")
     tail_idx = order[n - m :]
     tail = w[tail_idx]

@@ -8,7 +8,11 @@ distributions are the stored ones with importance weights p'(x) / p(x), Pareto-s
 (:mod:`forecast.queries.psis`, [vehtari2024]).  The Pareto k says when this is unreliable
 (k > 0.7: the new prior puts its mass where the stored draws are few, or changes a fixed
 value); the answer then says so and names the real run that answers it instead (a flow run of
-the ``whatif-forecast`` deployment of ``wallcast serve``).
+the ``whatif-forecast`` deployment of ``wallcast serve``: the base prior file with the changed
+tables, refitted).  This is the Bayesian change of a prior: a fitted input moves only as far as
+its data allow (each change reports the input's median over the draws before and after).  A
+scenario overlay is the other kind of what-if: it replaces a fitted input's posterior by the
+overlay's distribution (``priors/README.md``), which reweighting does not answer.
 
 Where each input's per-draw value and old prior come from (the forecast's ``input_provenance``):
 a *fitted* input's value is its posterior site (``fit_law_priors``: the site and the prior the fit
@@ -31,17 +35,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from forecast.config import paths
 from forecast.config.errors import WallcastError
-from forecast.priors.distributions import Prior
+from forecast.priors.distributions import Prior, log10_normal
 from forecast.priors.parsing import _validate_table, loads
 from forecast.priors.registry import PARAMETERS
 from forecast.queries.psis import K_THRESHOLD, psis_log_weights
 from forecast.store.reader import read_attrs, read_variable, resolve_forecast_path
 
 PROB = 0.8
+Z80 = 1.2815515655446004  # the standard normal's 90 % quantile: a 10-90 % width is 2 Z80 sigma
 OUTSIDE_TOLERANCE = 0.01  # new-prior mass allowed where the old prior has none (the bias it leaves)
 _GRID = (np.arange(20_000) + 0.5) / 20_000  # probabilities at which a new prior is inspected
 SPEC_HELP = (
@@ -118,20 +123,27 @@ class StoredDraws:
         return self._values[cache_key]
 
     def _read_values(self, scenario: str, key: str) -> np.ndarray:
-        kind = self.provenance(scenario).get(key, {}).get("kind")
-        if kind == "fitted":
-            site = self.fit_prior(key)["site"]
-            _, values, _, _, _ = read_variable(self.path, "posterior", site)
-            step = int(self.attrs.get("propagation_thinning", 1))
-            per_chain = int(self.attrs.get("propagated_draws_per_chain", values.shape[1]))
-            values = np.asarray(values, float)[:, ::step][:, :per_chain]
-            return _to_key_units(site, values).ravel()
+        # forecast_inputs holds every input in its key's units, paired with the draws (a fitted
+        # one is its posterior draw; the batch exponent on N, twice the fit's compute exponent)
         dims, values, _, coords, _ = read_variable(
             self.path, "forecast_inputs", key.replace(".", "__")
         )
         axis = dims.index("scenario")
         values = np.take(np.asarray(values, float), coords["scenario"].index(scenario), axis)
         return values.ravel()
+
+    def fit_scale(self, key: str) -> str | None:
+        """The scale of a fitted key's sample site (log10, logit or linear), None if not fitted."""
+        site = self.fit_prior(key).get("site", "") if self.is_fitted(key) else ""
+        if not site:
+            return None
+        if site.startswith("log10_") or site.endswith("_dex_per_year"):
+            return "log10"
+        return "logit" if site.startswith("logit_") else "linear"
+
+    def is_fitted(self, key: str, scenario: str | None = None) -> bool:
+        scenario = self.scenarios[0] if scenario is None else scenario
+        return self.provenance(scenario).get(key, {}).get("kind") == "fitted"
 
     def fit_prior(self, key: str) -> dict:
         return json.loads(str(self.attrs.get("fit_law_priors", "{}")))[key]
@@ -149,21 +161,31 @@ class StoredDraws:
         return loads(str(self.attrs["priors_text"]), "priors.toml")[key]
 
 
-def _mass_outside(new: Prior, old: Prior) -> float:
+def _mass_outside(new: Prior, old: Prior, scale: str | None) -> float:
     """Share of the new prior's mass where the old prior has no density (no stored draw can
     carry it; importance weights cannot see it, so the Pareto k would not either)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return float(np.mean(~np.isfinite(old.logpdf(new.ppf(_GRID)))))
+        return float(np.mean(~np.isfinite(fit_logpdf(old, scale, new.ppf(_GRID)))))
 
 
-def _to_key_units(site: str, values: np.ndarray) -> np.ndarray:
-    """A posterior site's values in its prior key's units (log10_*, *_dex_per_year: 10**;
-    logit_*: the logistic)."""
-    if site.startswith("log10_") or site.endswith("_dex_per_year"):
-        return 10.0**values
-    if site.startswith("logit_"):
-        return special.expit(values)
-    return values
+def fit_logpdf(prior: Prior, scale: str | None, x: np.ndarray) -> np.ndarray:
+    """Log density at ``x`` (key units) of ``prior`` as a fit uses it: on a log10 or logit
+    site a split or piecewise form becomes the nearest Normal on that scale (same median and
+    10-90 % width, as ``forecast.stats.joint.site_prior``); otherwise the prior's own density."""
+    x = np.asarray(x, dtype=float)
+    if prior.is_point or scale not in ("log10", "logit"):
+        return prior.logpdf(x)
+    if scale == "log10" and prior.dist not in ("lognormal", "loguniform"):
+        loc, sd = log10_normal(*(prior.quantile(q) for q in (0.1, 0.5, 0.9)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return stats.norm.logpdf(np.log10(x), loc, sd) - np.log(x * math.log(10.0))
+    if scale == "logit" and prior.dist != "logitnormal":
+        lo, mid, hi = (special.logit(prior.quantile(q)) for q in (0.1, 0.5, 0.9))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return stats.norm.logpdf(special.logit(x), mid, (hi - lo) / (2 * Z80)) - np.log(
+                x * (1 - x)
+            )
+    return prior.logpdf(x)
 
 
 @functools.lru_cache(maxsize=8)
@@ -281,6 +303,7 @@ def whatif_answer(
     log_ratio = np.zeros(n)
     rows = []
     fixed_moved: list[str] = []
+    point_asked: list[str] = []
     outside_support: list[str] = []
     for change in parsed:
         if change.key not in provenance:
@@ -292,29 +315,36 @@ def whatif_answer(
         kind = provenance[change.key].get("kind", "prior")
         old = draws.old_prior(scenario, change.key)
         x = draws.values(scenario, change.key)
+        scale = draws.fit_scale(change.key) if kind == "fitted" else None
         if old.is_point or change.prior.is_point:
             if not (
                 old.is_point and change.prior.is_point and old.median() == change.prior.median()
             ):
-                fixed_moved.append(change.key)
-        elif (outside := _mass_outside(change.prior, old)) > OUTSIDE_TOLERANCE:
+                (fixed_moved if old.is_point else point_asked).append(change.key)
+        elif (outside := _mass_outside(change.prior, old, scale)) > OUTSIDE_TOLERANCE:
             outside_support.append(f"{change.key} ({outside:.1%} of the new prior)")
         else:
             with np.errstate(invalid="ignore"):
-                log_ratio = log_ratio + change.prior.logpdf(x) - old.logpdf(x)
+                log_ratio = (
+                    log_ratio + fit_logpdf(change.prior, scale, x) - fit_logpdf(old, scale, x)
+                )
         rows.append(
             {
                 "key": change.key,
                 "kind": kind,
                 "before": old.describe(),
                 "after": change.prior.describe(),
+                "values": x,
             }
         )
-    unreachable = fixed_moved + outside_support
+    unreachable = fixed_moved + point_asked + outside_support
     if unreachable:
         log_w, k = np.full(n, -math.log(n)), math.inf
     else:
         log_w, k = psis_log_weights(log_ratio)
+        if not math.isfinite(k):  # too few draws keep weight to smooth: no answer
+            unreachable = ["the reweighting"]
+            log_w = np.full(n, -math.log(n))
     weights = np.exp(log_w)
     uniform = np.full(n, 1.0 / n)
     reliable = bool(math.isfinite(k) and k <= K_THRESHOLD)
@@ -338,11 +368,23 @@ def whatif_answer(
                 ),
             }
         )
+    for row in rows:  # the input itself over the draws: a fitted one moves as its data allow
+        x = row.pop("values")
+        row["input_median_before"] = float(weighted_quantiles(x, uniform, [0.5])[0])
+        row["input_median_after"] = (
+            None if unreachable else float(weighted_quantiles(x, weights, [0.5])[0])
+        )
     ess = float(1.0 / np.sum(weights**2)) if not unreachable else 0.0
     if fixed_moved:
         message = (
             f"{', '.join(fixed_moved)} is fixed in this forecast: reweighting its draws cannot "
             "move it; a real run can (submit the same change as a what-if run)"
+        )
+    elif point_asked:
+        message = (
+            f"a fixed value of {', '.join(point_asked)} has no density: reweighting draws of a "
+            "distribution cannot reach one value; a real run can (submit the same change as a "
+            "what-if run)"
         )
     elif outside_support:
         message = (
@@ -355,6 +397,11 @@ def whatif_answer(
             f"Pareto k = {k:.2f} > {K_THRESHOLD}: the new prior puts its mass where the stored "
             "draws are few, so the reweighted answer is unreliable; a real run can answer it "
             "(submit the same change as a what-if run)"
+        )
+    elif not math.isfinite(k):
+        message = (
+            "too few stored draws keep weight under the new prior to smooth their tail: "
+            "reweighting cannot answer; a real run can"
         )
     else:
         message = f"Pareto k = {k:.2f} <= {K_THRESHOLD}: the reweighted answer is reliable"
@@ -372,8 +419,6 @@ def whatif_answer(
     }
 
 
-WHATIF_SCENARIO = "whatif"
-"""The scenario name of a what-if run's changed priors (laid on the base prior file)."""
 WHATIF_FOLDER = "whatif"
 """Where what-if runs publish, under the outputs folder: ``whatif/<digest>/`` (never the served
 ``latest``)."""
@@ -391,50 +436,58 @@ def whatif_outputs_dir(outputs_dir: str | Path | None, changes: list[str]) -> Pa
     return paths.outputs_dir(outputs_dir) / WHATIF_FOLDER / changes_digest(changes)
 
 
-def overlay_text(changes: list[str]) -> str:
-    """The scenario overlay (prior-file TOML) of ``changes``: each key with its new prior."""
-    lines = [
-        "[meta]",
-        f'name = "{WHATIF_SCENARIO}"',
-        'description = "what-if: ' + "; ".join(c.replace('"', "") for c in changes) + '"',
-    ]
-    for change in map(parse_change, changes):
-        lines += ["", f"[{change.key}]"]
-        p = change.prior
-        if p.form == "value":
-            lines.append(f"value = {p.median()!r}")
-        else:
-            _, rhs = change.spec.split("=", 1)
-            p10, p50, p90 = (float(v) for v in rhs.split(","))
-            lines.append(f"quantiles = {{ p10 = {p10!r}, p50 = {p50!r}, p90 = {p90!r} }}")
-        lines.append(f'source = "what-if ({change.spec})"')
-    return "\n".join(lines) + "\n"
+def _table_lines(change: Change) -> list[str]:
+    p = change.prior
+    lines = [f"[{change.key}]"]
+    if p.form == "value":
+        lines.append(f"value = {p.median()!r}")
+    else:
+        _, rhs = change.spec.split("=", 1)
+        p10, p50, p90 = (float(v) for v in rhs.split(","))
+        lines.append(f"quantiles = {{ p10 = {p10!r}, p50 = {p50!r}, p90 = {p90!r} }}")
+    lines.append(f'source = "what-if ({change.spec})"')
+    return lines
 
 
-def scenario_comparison(
-    forecast: str | Path, before: str, after: str, prob: float = PROB
+def changed_priors_text(base_text: str, changes: list[str]) -> str:
+    """A full prior file: ``base_text`` with each changed key's table replaced by its new prior
+    (the Bayesian change the reweighting answers: a fitted input is refitted under the new prior,
+    its data still count).  Comments and the other tables stay as they are."""
+    parsed = [parse_change(c) for c in changes]
+    lines = base_text.splitlines()
+    for change in parsed:
+        header = f"[{change.key}]"
+        starts = [i for i, line in enumerate(lines) if line.strip() == header]
+        if len(starts) != 1:
+            raise WhatIfInputError(f"{change.key}: not one table in the base prior file")
+        start = starts[0]
+        end = start + 1
+        while end < len(lines) and not lines[end].lstrip().startswith("["):
+            end += 1
+        lines[start:end] = [*_table_lines(change), ""]
+    text = "\n".join(lines) + "\n"
+    loads(text, "what-if priors")  # a full, valid prior file, or one clear error here
+    return text
+
+
+def forecast_comparison(
+    before: str | Path, after: str | Path, prob: float = PROB
 ) -> list[dict[str, Any]]:
-    """Per wall, the hit year and hit FLOP of two scenarios of one forecast (a what-if run's
-    answer: its base scenario and its changed one), in the shape of :func:`whatif_answer`'s
-    ``walls``."""
-    draws = load_draws(forecast)
-    for name in (before, after):
-        if name not in draws.scenarios:
-            raise WhatIfInputError(f"scenario {name!r} is not in forecast {draws.forecast_id}")
-    b, a = draws.scenarios.index(before), draws.scenarios.index(after)
-    n = draws.hit_year.shape[1]
-    uniform = np.full(n, 1.0 / n)
-    return [
-        {
-            "wall": wall,
-            "before": {
-                "hit_year": _summary(draws.hit_year[b, :, j], uniform, prob),
-                "hit_flop": _summary(draws.hit_flop[b, :, j], uniform, prob),
-            },
-            "after": {
-                "hit_year": _summary(draws.hit_year[a, :, j], uniform, prob),
-                "hit_flop": _summary(draws.hit_flop[a, :, j], uniform, prob),
-            },
+    """Per wall, the hit year and hit FLOP of the first scenario of two forecasts (a what-if
+    run's answer: the served forecast before, the run's after), in the shape of
+    :func:`whatif_answer`'s ``walls``."""
+    b, a = load_draws(before), load_draws(after)
+
+    def summary(draws: StoredDraws, j: int) -> dict[str, Any]:
+        n = draws.hit_year.shape[1]
+        uniform = np.full(n, 1.0 / n)
+        return {
+            "hit_year": _summary(draws.hit_year[0, :, j], uniform, prob),
+            "hit_flop": _summary(draws.hit_flop[0, :, j], uniform, prob),
         }
-        for j, wall in enumerate(draws.walls)
+
+    return [
+        {"wall": wall, "before": summary(b, j), "after": summary(a, a.walls.index(wall))}
+        for j, wall in enumerate(b.walls)
+        if wall in a.walls
     ]

@@ -23,6 +23,7 @@ One concept: the service's read model of published forecasts - the cached metada
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import logging
 import math
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from forecast.config.errors import WallcastError
+from forecast.config.paths import data_dir as data_folder
 from forecast.config.paths import hardware_path, outputs_dir
 from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.queries.answers import COST_VARIABLES, WHATS, interval, json_ready, query_json
@@ -749,7 +751,12 @@ class Backend:
             days = _whole_days(duration_days)
             table, digest, _ = self._hardware()
             names = []
-        key = ("plan", fid, digest, tuple(names), training_flop, year, days, precision, draws)
+        costs = data_folder(self.data_dir) / "accelerator_costs.csv"
+        costs_digest = _file_digest(costs)
+        key = (
+            "plan", fid, digest, costs_digest, tuple(names), training_flop, year, days, precision,
+            draws,
+        )  # fmt: skip
 
         def answer(cancelled: threading.Event) -> dict:
             def compute() -> dict:
@@ -763,6 +770,7 @@ class Backend:
                         precision=precision,
                         draws=draws,
                         hardware=table,
+                        accelerator_costs=costs,
                     )
 
             return _model_cached(key, compute)
@@ -930,6 +938,14 @@ def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
 
 
 # ----------------------------------------------------------------------------- model answers
+
+
+def _file_digest(path: Path) -> str:
+    """A short hash of a file's bytes ('' when it is absent): part of a cache key."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        return ""
 
 
 def _planner() -> Any:

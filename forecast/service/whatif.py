@@ -10,20 +10,28 @@ has published, compares its two scenarios (the base priors and the changed ones)
 
 from __future__ import annotations
 
+import os
 import uuid
 from typing import Any
 
+from forecast.config.errors import WallcastError
 from forecast.queries.whatif import (
     SPEC_HELP,
-    WHATIF_SCENARIO,
     WhatIfInputError,
+    changes_digest,
+    forecast_comparison,
+    load_draws,
     parse_change,
     reweightable_priors,
-    scenario_comparison,
     whatif_answer,
     whatif_outputs_dir,
 )
-from forecast.service.backend import Backend, BadParameterError, ServerDataError
+from forecast.service.backend import (
+    Backend,
+    BadParameterError,
+    ServerDataError,
+    UnknownForecastError,
+)
 from forecast.store.reader import latest_forecast_path
 
 WHATIF_DEPLOYMENT_NAME = "whatif-forecast/whatif"  # flows.whatif (the library never imports flows)
@@ -48,15 +56,21 @@ def reweighted(
 ) -> dict[str, Any]:
     """``GET /v1/whatif``: the reweighted answer over the served forecast, with ``run`` (how to
     ask for a real run) when it is not reliable."""
-    if not 0.01 <= prob <= 0.99:
-        raise BadParameterError("prob", prob, "numbers from 0.01 to 0.99")
+    _check_prob(prob)
     specs = _checked(priors)
-    _, path, _ = backend.meta(None)
+    _, path, meta = backend.meta(None)
     try:
         out = whatif_answer(specs, path, scenario=scenario, prob=prob)
     except WhatIfInputError as exc:
         raise BadParameterError(exc.parameter, None, exc.allowed or SPEC_HELP, str(exc)) from None
-    if not out["reliable"]:
+    base = out["scenario"] == _first_scenario(path)
+    if not out["reliable"] and not base:
+        out["run"] = None
+        out["message"] += (
+            f" (a real what-if run changes the base priors: ask it with the base scenario, "
+            f"{_first_scenario(path)})"
+        )
+    elif not out["reliable"]:
         out["run"] = {
             "submit": "POST /v1/whatif/runs",
             "prior": specs,
@@ -65,6 +79,15 @@ def reweighted(
             "GET /v1/whatif/runs/{flow_run_id} until it is published",
         }
     return out
+
+
+def _check_prob(prob: float) -> None:
+    if not 0.01 <= prob <= 0.99:
+        raise BadParameterError("prob", prob, "numbers from 0.01 to 0.99")
+
+
+def _first_scenario(path: Any) -> str:
+    return load_draws(path).scenarios[0]
 
 
 def priors(backend: Backend, scenario: str | None) -> dict[str, Any]:
@@ -81,6 +104,12 @@ def _prefect() -> Any:
     # why here: only a what-if run talks to Prefect; the API must start without it
     import prefect.deployments
 
+    if not (os.environ.get("PREFECT_API_URL") or prefect.settings.PREFECT_API_URL.value()):
+        # no server to submit to: never start a temporary one inside the API process
+        raise ServerDataError(
+            "what-if runs need `wallcast serve` (the deployment "
+            f"{WHATIF_DEPLOYMENT_NAME}); this service has no Prefect API (PREFECT_API_URL)"
+        )
     return prefect
 
 
@@ -89,8 +118,12 @@ def submit(backend: Backend, priors: list[str] | None) -> dict[str, Any]:
     specs = _checked(priors)
     prefect = _prefect()
     try:
+        # one run per set of changes: asking again returns the same run (and its answer)
         run = prefect.deployments.run_deployment(
-            WHATIF_DEPLOYMENT_NAME, parameters={"changes": specs}, timeout=0
+            WHATIF_DEPLOYMENT_NAME,
+            parameters={"changes": specs},
+            timeout=0,
+            idempotency_key=f"whatif-{changes_digest(specs)}",
         )
     except Exception as exc:  # no server, no deployment: not the caller's fault
         raise ServerDataError(
@@ -108,7 +141,8 @@ def submit(backend: Backend, priors: list[str] | None) -> dict[str, Any]:
 
 def status(backend: Backend, flow_run_id: str, prob: float = 0.8) -> dict[str, Any]:
     """``GET /v1/whatif/runs/{id}``: the run's state and, once published, the hit-year and
-    hit-FLOP distributions of its base scenario (before) and its changed one (after)."""
+    hit-FLOP distributions of the served forecast (before) and of the run's (after)."""
+    _check_prob(prob)
     try:
         run_id = uuid.UUID(flow_run_id)
     except ValueError:
@@ -117,6 +151,8 @@ def status(backend: Backend, flow_run_id: str, prob: float = 0.8) -> dict[str, A
     try:
         with prefect.get_client(sync_client=True) as client:
             run = client.read_flow_run(run_id)
+    except prefect.exceptions.ObjectNotFound:
+        raise UnknownForecastError(f"no what-if run {flow_run_id}") from None
     except Exception as exc:
         raise ServerDataError(
             f"flow run {flow_run_id} could not be read from the Prefect API", detail=repr(exc)
@@ -130,11 +166,19 @@ def status(backend: Backend, flow_run_id: str, prob: float = 0.8) -> dict[str, A
     }
     if run.state is not None and run.state.is_completed() and specs:
         root = whatif_outputs_dir(backend.outputs, specs)
-        path = latest_forecast_path(root)
+        try:
+            path = latest_forecast_path(root)
+        except WallcastError:
+            raise ServerDataError(
+                f"what-if run {flow_run_id} completed, but its forecast is not under this "
+                "service's outputs folder (the deployment writes elsewhere)",
+                detail=str(root),
+            ) from None
+        served_id, served, _ = backend.meta(None)
         out.update(
             published=True,
             forecast_id=path.parent.name,
-            scenario=WHATIF_SCENARIO,
-            walls=scenario_comparison(path, "baseline", WHATIF_SCENARIO, prob),
+            compared_with=served_id,
+            walls=forecast_comparison(served, path, prob),
         )
     return out

@@ -40,3 +40,12 @@ def test_weights_are_normalized_and_excluded_draws_get_none():
     assert np.isfinite(k)
     _, k_none = psis_log_weights(np.full(100, -np.inf))
     assert k_none == np.inf
+
+
+def test_too_few_draws_get_equal_weights_and_an_infinite_k():
+    """Under 25 finite ratios there is no tail to fit (review finding: all -inf weights, then
+    NaN probabilities and a 500): equal weights on the finite draws, k = inf."""
+    lr = np.r_[np.linspace(-1, 1, 20), -np.inf]
+    w, k = psis_log_weights(lr)
+    assert k == np.inf
+    assert np.exp(w[:20]) == pytest.approx(np.full(20, 1 / 20)) and w[20] == -np.inf

@@ -15,7 +15,7 @@ from forecast.queries import whatif
 from forecast.queries.whatif import (
     StoredDraws,
     WhatIfInputError,
-    overlay_text,
+    changed_priors_text,
     parse_change,
     whatif_answer,
 )
@@ -114,11 +114,28 @@ def test_bad_specs_say_what_is_wrong(spec, says):
     assert says in str(info.value)
 
 
-def test_overlay_of_the_changes_parses_as_a_scenario():
+def test_a_real_run_s_prior_file_is_the_base_with_the_changed_tables():
+    """The what-if run refits the base prior file with each changed key's table replaced: the
+    other tables (and their sources) are untouched, and the file is a full, valid prior set."""
     from forecast.priors import loads
 
-    text = overlay_text(["scaling.batch_exponent=0.33,0.38,0.43", "training.duration_days=180"])
-    overlay = loads(text, "whatif.toml", overlay=True)
-    assert overlay.name == "whatif"
-    assert overlay["training.duration_days"].median() == 180.0
-    assert overlay["scaling.batch_exponent"].quantile(0.1) == pytest.approx(0.33)
+    text = changed_priors_text(
+        BASE.text, ["scaling.batch_exponent=0.33,0.38,0.43", "training.duration_days=180"]
+    )
+    changed = loads(text, "whatif.toml")
+    assert changed["training.duration_days"].median() == 180.0
+    assert changed["scaling.batch_exponent"].quantile(0.1) == pytest.approx(0.33)
+    assert "what-if (training.duration_days=180)" in changed["training.duration_days"].source
+    for key in BASE:
+        if key not in ("training.duration_days", "scaling.batch_exponent"):
+            assert (
+                changed[key].params == BASE[key].params and changed[key].source == BASE[key].source
+            )
+
+
+def test_the_input_itself_is_reported_before_and_after(stored):
+    stored("latency.change_per_year")
+    out = whatif_answer(["latency.change_per_year=0.92,0.97,1.02"])
+    (row,) = out["changes"]
+    assert row["input_median_before"] == pytest.approx(1.0, abs=0.01)
+    assert row["input_median_after"] == pytest.approx(0.97, abs=0.01)

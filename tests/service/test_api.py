@@ -585,6 +585,11 @@ def test_plan_search_is_the_cli_s_with_integer_plans(client, published_forecast)
         assert all(isinstance(p[k], int) and p[k] >= 1 for k in (*whole, "microbatches"))
         assert p["microbatch_sequences"] >= 1  # whole sequences, or one over cp ranks
         assert p["accelerators"] == math.prod(p[k] for k in whole)
+        # its step time in parts, from the evaluator of a given plan: the same utilization
+        assert p["evaluated_utilization"] == pytest.approx(p["utilization"], rel=2e-3)
+        parts = {"compute", "hbm", "tensor", "pipeline", "latency", "bubble", "data_parallel"}
+        assert parts <= set(p["step_breakdown_s"]) and p["bound_by"]
+        assert p["step_breakdown_s"]["compute"] <= p["step_time_s"] * (1 + 1e-6)
         flops = get_accelerator(df, row["accelerator"]).flops_16bit
         # the plan's accelerators at its utilization train the budget in its run, within 90 days
         assert 0 < p["run_days"] <= 90 * (1 + 1e-9)
@@ -737,10 +742,41 @@ def test_whatif_is_the_cli_s_fast_and_says_when_it_cannot_answer(
     assert bad.status_code == 422 and "latency.change_per_year" in bad.json()["allowed"]
     assert client.get("/v1/whatif").status_code == 422
     assert client.get("/v1/whatif/runs/not-a-uuid").status_code == 422
+    # a fitted input (the batch law's exponent, in its key's units): the data still count, and
+    # a narrow prior pulls the posterior toward it; a point prior cannot be reweighted to
+    narrow = client.get("/v1/whatif", params={"prior": "scaling.batch_exponent=0.35,0.36,0.37"})
+    narrow = narrow.json()
+    (row,) = narrow["changes"]
+    assert row["kind"] == "fitted" and narrow["reliable"], narrow["message"]
+    assert abs(row["input_median_after"] - 0.36) < abs(row["input_median_before"] - 0.36)
+    point = client.get("/v1/whatif", params={"prior": "training.max_utilization=0.6"}).json()
+    assert not point["reliable"] and "fixed value" in point["message"]
+    # no Prefect API: one clear 503, no temporary server started inside the API
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    r = client.post("/v1/whatif/runs", params={"prior": "training.duration_days=180"})
+    assert r.status_code == 503 and "PREFECT_API_URL" in r.json()["detail"]
     monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{free_port()}/api")
     monkeypatch.setenv("PREFECT_CLIENT_MAX_RETRIES", "0")
     r = client.post("/v1/whatif/runs", params={"prior": "training.duration_days=180"})
     assert r.status_code == 503 and "wallcast serve" in r.json()["detail"]
+
+
+def test_plan_without_a_costs_table_reports_no_costs_and_says_why(published_forecast, tmp_path):
+    """A data folder without accelerator_costs.csv: the plan answers, without energy or money,
+    and names the missing file (review finding: it was a 404 'no published forecast')."""
+    from forecast.analyses.planner import plan_answer
+
+    answer = plan_answer(
+        published_forecast,
+        accelerators=["H100 SXM5"],
+        training_flop=1e26,
+        draws=8,
+        accelerator_costs=tmp_path / "accelerator_costs.csv",
+    )
+    (row,) = answer["accelerators"]
+    assert row["utilization"]["median"] > 0
+    assert row["energy_mwh"]["median"] is None and row["money_usd"]["median"] is None
+    assert "no accelerator_costs.csv" in row["cost_sources"]["price"]
 
 
 @pytest.mark.parametrize(

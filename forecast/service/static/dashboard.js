@@ -416,7 +416,10 @@ function planParams() {
   const year = selected("plan-year");
   const params = new URLSearchParams();
   for (const n of names) params.append("accelerator", n);
-  params.set("flop", String(10 ** Number(selected("plan-flop"))));
+  // the frontier run of a year replaces the cursor (it needs a year)
+  if (!(selected("plan-budget") === "frontier" && year)) {
+    params.set("flop", String(10 ** Number(selected("plan-flop"))));
+  }
   if (year) params.set("year", year);
   params.set("duration_days", selected("plan-days"));
   params.set("precision", selected("plan-precision"));
@@ -539,9 +542,11 @@ async function renderPlanner() {
     table.append(tr);
   }
   downloads(answer);
-  if (names.length) await renderPlanCurves(names, Number(params.get("flop")));
+  const cursor = params.has("flop") ? Number(params.get("flop")) : answer.training_flop.median;
+  if (names.length) await renderPlanCurves(names, cursor);
   status.textContent = `${answer.draws} draws of forecast ${answer.forecast_id}; ` +
-    `${answer.budget === "given" ? fmtSci(Number(params.get("flop"))) + " FLOP" : answer.budget}`;
+    (answer.budget === "given" ? `${fmtSci(cursor)} FLOP`
+      : `${answer.budget}: ${iv(answer.training_flop, fmtSci)} FLOP`);
   box.dataset.query = params.toString();
   box.dataset.state = "ready";
 }
@@ -570,8 +575,14 @@ async function initPlanner() {
 // scale for a positive input, or x2^shift for a fixed one).
 function shiftedSpec(p, shift) {
   let q;
+  const logit = (v) => Math.log(v / (1 - v));
+  const expit = (v) => 1 / (1 + Math.exp(-v));
   if (p.p10 === p.p90) {
     q = [p.p50 * 2 ** shift];
+  } else if (p.unit === "fraction" && p.p10 > 0 && p.p90 < 1) {
+    // a fraction moves on the logit scale: it stays inside (0, 1)
+    const spread = (logit(p.p90) - logit(p.p10)) / 2.5631;
+    q = [p.p10, p.p50, p.p90].map((v) => expit(logit(v) + shift * spread));
   } else if (p.p10 > 0) {
     const spread = (Math.log(p.p90) - Math.log(p.p10)) / 2.5631;
     q = [p.p10, p.p50, p.p90].map((v) => v * Math.exp(shift * spread));
@@ -617,7 +628,12 @@ async function renderWhatif() {
   const k = out.pareto_k;
   document.getElementById("whatif-k").textContent =
     `Pareto k ${k === null ? "–" : k.toFixed(2)}, ${Math.round(out.effective_draws)} effective draws`;
-  document.getElementById("whatif-message").textContent = `${out.changes[0].before} → ${out.changes[0].after}. ${out.message}.`;
+  const c = out.changes[0];
+  const moved = c.input_median_after === null ? "" :
+    ` Over the draws its median moves ${c.input_median_before.toPrecision(3)} → ` +
+    `${c.input_median_after.toPrecision(3)}${c.kind === "fitted" ? " (fitted: its data still count)" : ""}.`;
+  document.getElementById("whatif-message").textContent =
+    `Prior ${c.before} → ${c.after}.${moved} ${out.message}.`;
   const run = document.getElementById("whatif-run");
   run.hidden = out.reliable;
   run.dataset.spec = spec;
