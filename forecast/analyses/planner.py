@@ -41,7 +41,7 @@ from forecast.model import accelerators as acc_model
 from forecast.model import run_cost
 from forecast.model.evaluate import ParallelPlan, evaluate_plan, run_model_for_flop
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.planner import best_plans, plan_of
+from forecast.model.planner import SHORTEST_RUN_DAYS_RANGE, best_plans, plan_of, shortest_run_days
 from forecast.model.realistic_fast import shortlist_grid
 from forecast.model.requirements import (
     LEVERS,
@@ -58,6 +58,7 @@ DEFAULT_DRAWS = 500
 MAX_DRAWS = 4000
 PROB = 0.8
 FRONTIER = "frontier"  # the accelerator name of "the frontier accelerator of the year"
+SHORTEST_RUN_DRAWS = 100  # the shortest run is bisected on this many of the draws (evenly thinned)
 COST_SEED = 20241101  # the cost priors' draws: one fixed stream, so an answer is reproducible
 
 
@@ -326,6 +327,7 @@ def plan_answer(
     for name, hw, gaps, (tdp, price, sources) in targets:
         plans = best_plans(hw, a, log10_flop)
         row = _row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob)
+        row.update(_shortest_run(hw, a, log10_flop, prob))
         draws_of_row = row.pop("_draws")
         rows.append({**row, **_costs(draws_of_row, costs, tdp, price, sources, prob)})
     return {
@@ -347,7 +349,10 @@ def plan_answer(
             "time); accelerators, accelerator-hours, run days, step time, cost multiplier and "
             "the median draw's plan over the feasible draws; cost multiplier: the best utilization of runs up to 1e27 "
             "FLOP (or of this run, if higher) / this run's: accelerator-time per FLOP against "
-            "the small-scale best; energy: accelerator-hours x TDP x server watts per "
+            "the small-scale best; shortest run: the shortest run length in which some plan "
+            f"finishes, by bisection over {SHORTEST_RUN_DAYS_RANGE[0]:g}-"
+            f"{SHORTEST_RUN_DAYS_RANGE[1]:g} days on up to {SHORTEST_RUN_DRAWS} of the draws "
+            "(null at the upper end: not even in 10 years); energy: accelerator-hours x TDP x server watts per "
             "accelerator watt x average power fraction x PUE; facility power: accelerators x TDP "
             "x server ratio x PUE; money: accelerator-hours x rental price (cloud prices include "
             "the data centre and its power)"
@@ -438,6 +443,23 @@ def _costs(
         "facility_power_mw": none if power is None else _summary(power, prob),
         "money_usd": none if money is None else _summary(money, prob),
         "cost_sources": sources,
+    }
+
+
+def _shortest_run(hw: Hardware, a: Assumptions, log10_flop: np.ndarray, prob: float) -> dict:
+    """The shortest run that some launchable plan finishes (days), over an even thinning of
+    the draws to :data:`SHORTEST_RUN_DRAWS` (the bisection costs 11 plan searches per draw)."""
+    n = log10_flop.size
+    idx = np.unique(np.linspace(0, n - 1, min(n, SHORTEST_RUN_DRAWS)).round().astype(int))
+
+    def take(fields: Any) -> list[np.ndarray]:
+        return [np.broadcast_to(np.asarray(f, dtype=float), (n,))[idx] for f in fields]
+
+    days = shortest_run_days(Hardware(*take(hw)), Assumptions(*take(a)), log10_flop[idx])
+    return {
+        "shortest_run_days": _summary(days, prob),
+        "shortest_run_draws": int(idx.size),
+        "shortest_run_below_range_probability": float(np.mean(days <= SHORTEST_RUN_DAYS_RANGE[0])),
     }
 
 

@@ -423,6 +423,7 @@ def planner_text(answer: dict[str, Any]) -> str:
             f"  accelerator-hours   {iv(r['accelerator_hours'], sci)}",
             f"  run length          {iv(r['run_days'], lambda v: f'{v:.0f} days')}",
             f"  step time           {iv(r['step_time_s'], lambda v: f'{v:.2f} s')}",
+            f"  shortest run        {iv(r['shortest_run_days'], lambda v: f'{v:.3g} days')}",
             f"  energy              {iv(r['energy_mwh'], lambda v: f'{sci(v)} MWh')}",
             f"  facility power      {iv(r['facility_power_mw'], _megawatts)}",
             f"  rental cost         {iv(r['money_usd'], _dollars)}",

@@ -59,11 +59,32 @@ def _chunk(hw: Hardware, a: Assumptions, x, g: LaunchGrid):
     return jax.lax.map(lambda z: _one(z[0], z[1], z[2], g), (hw, a, x))
 
 
+def _feasible_one(hw: Hardware, a: Assumptions, x, g: LaunchGrid):
+    util, ok, *_ = _plans_at(hw, a, x, g, _constants(hw, a, g))
+    return (jnp.any(ok & (util > 0)),)
+
+
+@jax.jit
+def _feasible_chunk(hw: Hardware, a: Assumptions, x, g: LaunchGrid):
+    return jax.lax.map(lambda z: _feasible_one(z[0], z[1], z[2], g), (hw, a, x))
+
+
 def best_plans(
     hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None
 ) -> PlanDraws:
     """The best launchable plan of each draw at its budget (log10 FLOP): fields of ``hw``, ``a``
     and ``log10_flop`` broadcast to the draws' shape (1-D)."""
+    return PlanDraws(*_over_draws(_chunk, hw, a, log10_flop, grid))
+
+
+def any_feasible(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None):
+    """Whether some launchable plan finishes each draw's budget in time (no small-scale search:
+    1/16 of :func:`best_plans`' work)."""
+    return np.asarray(_over_draws(_feasible_chunk, hw, a, log10_flop, grid)[0], bool)
+
+
+def _over_draws(kernel, hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None):
+    """``kernel`` over the draws in chunks of :data:`DRAW_CHUNK` (one compilation)."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
@@ -76,10 +97,9 @@ def best_plans(
         part = [f[start : start + DRAW_CHUNK] for f in flat]
         pad = DRAW_CHUNK - part[0].size
         part = [jnp.asarray(np.pad(p, (0, pad), mode="edge")) for p in part]
-        res = _chunk(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), part[-1], g)
+        res = kernel(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), part[-1], g)
         parts.append([np.asarray(r)[: DRAW_CHUNK - pad] for r in res])
-    cols = [np.concatenate(c).reshape(shape) for c in zip(*parts, strict=True)]
-    return PlanDraws(*cols)
+    return [np.concatenate(c).reshape(shape) for c in zip(*parts, strict=True)]
 
 
 def plan_of(grid: LaunchGrid, plans: PlanDraws, k: int, sequence_length: float) -> dict:
@@ -90,3 +110,34 @@ def plan_of(grid: LaunchGrid, plans: PlanDraws, k: int, sequence_length: float) 
     res = LaunchResult(*plans[: len(LaunchResult._fields)])
     a = Assumptions()._replace(sequence_length=float(sequence_length))
     return {**plan_dict(grid, res, k, a), "step_time_s": float(plans.step_time_s[k])}
+
+
+SHORTEST_RUN_DAYS_RANGE = (0.1, 3650.0)  # 2.4 hours to 10 years
+SHORTEST_RUN_STEPS = 9  # log10(36500) / 2^9 < 0.01 dex
+
+
+def shortest_run_days(
+    hw: Hardware, a: Assumptions, log10_flop, steps: int = SHORTEST_RUN_STEPS
+) -> np.ndarray:
+    """The shortest run (days) in which some launchable plan trains each draw's budget: bisection
+    on log10 of the run length of the planner's feasibility (a longer run never makes a plan
+    infeasible: more time per step, as many accelerators as it takes).  Draws broadcast as in
+    :func:`best_plans`; +inf where not even the longest run of the range is enough, the range's
+    shortest where that already is."""
+    log10_flop = np.asarray(log10_flop, dtype=float).ravel()
+    n = log10_flop.size
+    lo = np.full(n, np.log10(SHORTEST_RUN_DAYS_RANGE[0]))
+    hi = np.full(n, np.log10(SHORTEST_RUN_DAYS_RANGE[1]))
+
+    def feasible(log10_days: np.ndarray) -> np.ndarray:
+        return any_feasible(hw, a._replace(duration_s=10.0**log10_days * 86400.0), log10_flop)
+
+    reachable = feasible(hi)
+    already = feasible(lo)
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        ok = feasible(mid)
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+    out = np.where(already, SHORTEST_RUN_DAYS_RANGE[0], 10.0**hi)
+    return np.where(reachable, out, np.inf)

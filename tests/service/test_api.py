@@ -629,6 +629,15 @@ def test_plan_search_is_the_cli_s_with_integer_plans(client, published_forecast)
         "/v1/plan", params={"accelerator": "H100 SXM5", "flop": 1e33, "draws": 48}
     ).json()["accelerators"][0]
     assert bigger["feasible_probability"] < got["accelerators"][0]["feasible_probability"]
+    # the shortest run: within the 90 days where every draw finishes in them, beyond where not
+    for row in got["accelerators"]:
+        shortest = row["shortest_run_days"]
+        assert row["shortest_run_draws"] == 48
+        if row["feasible_probability"] == 1.0:
+            assert shortest["upper"] is not None and shortest["upper"] <= 90 * (1 + 1e-9)
+    longer = bigger["shortest_run_days"]
+    assert longer["upper"] is None or longer["upper"] > 90
+    assert longer["median"] is None or longer["median"] > h100["shortest_run_days"]["median"]
 
 
 def test_plan_for_a_year_uses_the_forecast_s_frontier_run_and_accelerator(
@@ -751,10 +760,10 @@ def test_whatif_is_the_cli_s_fast_and_says_when_it_cannot_answer(
     assert abs(row["input_median_after"] - 0.36) < abs(row["input_median_before"] - 0.36)
     point = client.get("/v1/whatif", params={"prior": "training.max_utilization=0.6"}).json()
     assert not point["reliable"] and "fixed value" in point["message"]
-    # no Prefect API: one clear 503, no temporary server started inside the API
+    # no Prefect API (or none that answers): one clear 503 that names `wallcast serve`
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     r = client.post("/v1/whatif/runs", params={"prior": "training.duration_days=180"})
-    assert r.status_code == 503 and "PREFECT_API_URL" in r.json()["detail"]
+    assert r.status_code == 503 and "wallcast serve" in r.json()["detail"]
     monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{free_port()}/api")
     monkeypatch.setenv("PREFECT_CLIENT_MAX_RETRIES", "0")
     r = client.post("/v1/whatif/runs", params={"prior": "training.duration_days=180"})

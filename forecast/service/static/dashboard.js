@@ -458,6 +458,7 @@ const PLAN_COLUMNS = [
       `dp ${p.data_parallel} = ${p.accelerators.toLocaleString("en-US")}; ` +
       `${p.microbatches} microbatches of ${p.microbatch_sequences} × ${p.sequence_length} tokens`;
   }],
+  ["shortest run (days)", "shortest", (r) => iv(r.shortest_run_days, (v) => v.toPrecision(3))],
   ["accelerator-hours", "hours", (r) => iv(r.accelerator_hours, fmtSci)],
   ["energy (MWh)", "energy", (r) => iv(r.energy_mwh, fmtSci)],
   ["facility power", "power", (r) => iv(r.facility_power_mw,
