@@ -11,7 +11,7 @@ time, the cost multiplier against the small-scale best, the plan of the median d
 (MWh), the power to provision (MW) and money (USD) from the accelerator's TDP and listed rental
 prices (``data/accelerator_costs.csv``) and the cost priors (``priors/costs.toml``); a frontier
 accelerator's power and price come from the reference accelerator's by the energy-efficiency and
-price-performance trends.  Cost priors are drawn once per answer (seed :data:`COST_SEED`) and
+price-performance trends (:mod:`forecast.analyses.plan_costs`).  Cost priors are drawn once per answer and
 paired across the accelerators compared.
 
 The draws are those of the forecast's group ``forecast_inputs`` (first scenario), evenly thinned
@@ -22,6 +22,7 @@ forecast's fitted sequence-length law in that year.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,14 +32,11 @@ import numpy as np
 import xarray as xr
 
 from forecast.analyses.accelerator_walls import WallsInputError, select_accelerators
+from forecast.analyses.plan_costs import cost_draws, cost_fields
 from forecast.analyses.posterior_walls import input_draws, sequence_draws, today_assumptions
 from forecast.config.constants import REFERENCE_YEAR
-from forecast.config.errors import WallcastError
 from forecast.config.runtime import init_jax
-from forecast.data.accelerator_costs import AcceleratorCosts, load_accelerator_costs
-from forecast.data.hardware import Accelerator
 from forecast.model import accelerators as acc_model
-from forecast.model import run_cost
 from forecast.model.evaluate import ParallelPlan, evaluate_plan, run_model_for_flop
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.planner import SHORTEST_RUN_DAYS_RANGE, best_plans, plan_of, shortest_run_days
@@ -49,8 +47,7 @@ from forecast.model.requirements import (
     inside_walls,
     required_log10_factors,
 )
-from forecast.priors.costs import load_cost_priors, reference_accelerator
-from forecast.priors.priorset import PriorSet
+from forecast.priors.costs import load_cost_priors
 from forecast.queries.answers import quantiles_with_inf
 from forecast.store.reader import load_forecast, resolve_forecast_path
 
@@ -59,119 +56,6 @@ MAX_DRAWS = 4000
 PROB = 0.8
 FRONTIER = "frontier"  # the accelerator name of "the frontier accelerator of the year"
 SHORTEST_RUN_DRAWS = 100  # the shortest run is bisected on this many of the draws (evenly thinned)
-COST_SEED = 20241101  # the cost priors' draws: one fixed stream, so an answer is reproducible
-
-
-class CostDraws:
-    """The cost priors and the per-accelerator table, drawn once per answer (paired across the
-    accelerators compared)."""
-
-    def __init__(
-        self,
-        priors: PriorSet,
-        table: dict[str, AcceleratorCosts],
-        ref: Accelerator | None,
-        n: int,
-        missing: str = "",
-    ):
-        draws = priors.sample(n, seed=COST_SEED)
-        self.server_ratio = draws["cost.server_watts_per_accelerator_watt"]
-        self.average_fraction = draws["cost.average_power_fraction"]
-        self.pue = draws["cost.power_usage_effectiveness"]
-        self.efficiency_growth = draws["cost.energy_efficiency_growth_per_year"]
-        self.price_growth = draws["cost.price_performance_growth_per_year"]
-        self.price_u = np.random.default_rng(COST_SEED).random(n)
-        self.table = table
-        self.ref = ref
-        self.ref_costs = None if ref is None else table.get(ref.name)
-        self.missing = missing  # why the table is empty (no costs file in the data folder)
-
-    def listed(self, name: str) -> tuple[Any, Any, dict[str, str]]:
-        """TDP (W) and price draws (USD/h) of a table accelerator, None where not listed."""
-        row = self.table.get(name)
-        tdp = None if row is None else row.tdp_watts
-        price = None
-        if row is not None and row.price_low is not None and row.price_high is not None:
-            price = run_cost.price_from_interval90(row.price_low, row.price_high, self.price_u)
-        return (
-            tdp,
-            price,
-            {
-                "power": (
-                    f"TDP {tdp:g} W (data/accelerator_costs.csv)"
-                    if tdp is not None
-                    else self.missing or "no TDP in the sources: energy not reported"
-                ),
-                "price": (
-                    f"rental price listed {row.price_date}: {row.price_low:g}-{row.price_high:g} USD "
-                    "per accelerator-hour (lowest and highest listing, read as a 90 % interval)"
-                    if price is not None and row is not None
-                    else self.missing or "no rental price in the sources: money not reported"
-                ),
-            },
-        )
-
-    def trend(self, flops_16bit: np.ndarray, year: float) -> tuple[Any, Any, dict[str, str]]:
-        """TDP and price draws of a frontier accelerator of ``flops_16bit`` in ``year``."""
-        ref, rc = self.ref, self.ref_costs
-        tdp = price = None
-        if ref is None or rc is None:
-            why = self.missing or "the reference accelerator of priors/costs.toml is not listed"
-            return None, None, {"power": why, "price": why}
-        if rc.tdp_watts is not None:
-            tdp = run_cost.trend_power_w(
-                flops_16bit,
-                year,
-                ref.flops_16bit,
-                rc.tdp_watts,
-                ref.release_year,
-                self.efficiency_growth,
-            )
-        if rc.price_low is not None and rc.price_high is not None:
-            ref_price = run_cost.price_from_interval90(rc.price_low, rc.price_high, self.price_u)
-            price = run_cost.trend_price_usd_per_hour(
-                flops_16bit, year, ref.flops_16bit, ref_price, rc.price_year, self.price_growth
-            )
-        return (
-            tdp,
-            price,
-            {
-                "power": (
-                    f"{ref.name}'s peak FLOP/s per watt grown by cost.energy_efficiency_growth_per_year "
-                    f"from {ref.release_year:.1f}"
-                ),
-                "price": (
-                    f"{ref.name}'s listed rental price per peak FLOP/s ({rc.price_date}) "
-                    "falling by cost.price_performance_growth_per_year"
-                ),
-            },
-        )
-
-
-def _cost_draws(
-    priors: PriorSet,
-    accelerator_costs: str | Path | None,
-    hardware: str | Path | None,
-    n: int,
-    *,
-    frontier: bool,
-) -> CostDraws:
-    """The cost draws of an answer: a data folder without ``accelerator_costs.csv`` reports no
-    energy or money (and says why) rather than failing the plan; the reference accelerator is
-    looked up only for a frontier accelerator (a table without it costs nothing else)."""
-    path = Path(accelerator_costs) if accelerator_costs is not None else None
-    try:
-        table = load_accelerator_costs(path)
-        missing = ""
-    except FileNotFoundError as exc:
-        table, missing = {}, f"no accelerator_costs.csv in the data folder ({exc.filename})"
-    ref = None
-    if frontier and table:
-        try:
-            ref = select_accelerators([reference_accelerator(priors)], hardware)[0]
-        except WallcastError:
-            ref = None
-    return CostDraws(priors, table, ref, n, missing)
 
 
 def _summary(values: np.ndarray, prob: float = PROB) -> dict[str, float | None]:
@@ -311,7 +195,7 @@ def plan_answer(
         log10_flop = np.full(keep.size, math.log10(training_flop))
 
     priors = load_cost_priors(cost_priors)
-    costs = _cost_draws(priors, accelerator_costs, hardware, keep.size, frontier=not accelerators)
+    costs = cost_draws(priors, accelerator_costs, hardware, keep.size, frontier=not accelerators)
     targets: list[tuple[str, Hardware, list[str], tuple[Any, Any, dict[str, str]]]] = []
     for acc in select_accelerators(accelerators, hardware) if accelerators else []:
         hw, gaps = acc_model.hardware_from_accelerator(acc, precision)
@@ -329,7 +213,8 @@ def plan_answer(
         row = _row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob)
         row.update(_shortest_run(hw, a, log10_flop, prob))
         draws_of_row = row.pop("_draws")
-        rows.append({**row, **_costs(draws_of_row, costs, tdp, price, sources, prob)})
+        summary = functools.partial(_summary, prob=prob)
+        rows.append({**row, **cost_fields(draws_of_row, costs, tdp, price, sources, summary)})
     return {
         "forecast_id": ctx.forecast_id,
         "scenario": scenario,
@@ -408,41 +293,6 @@ def _row(
         ),
         "assumptions": gaps,
         "_draws": {"ok": ok, "hours": hours, "accelerators": accelerators},
-    }
-
-
-def _costs(
-    draws: dict[str, np.ndarray],
-    costs: CostDraws,
-    tdp: Any,
-    price: Any,
-    sources: dict[str, str],
-    prob: float,
-) -> dict[str, Any]:
-    """Energy, power to provision and money over the feasible draws (None where the sources give
-    no TDP or no price)."""
-    ok, hours, n = draws["ok"], draws["hours"], draws["accelerators"]
-    energy = power = money = None
-    if tdp is not None:
-        tdp = np.broadcast_to(np.asarray(tdp, float), hours.shape)
-        energy = np.where(
-            ok,
-            run_cost.energy_mwh(hours, tdp, costs.server_ratio, costs.average_fraction, costs.pue),
-            np.nan,
-        )
-        power = np.where(
-            ok, run_cost.facility_power_mw(n, tdp, costs.server_ratio, costs.pue), np.nan
-        )
-    if price is not None:
-        money = np.where(ok, run_cost.money_usd(hours, price), np.nan)
-    none = {"median": None, "lower": None, "upper": None}
-    return {
-        "power_per_accelerator_w": none if tdp is None else _summary(tdp, prob),
-        "price_usd_per_accelerator_hour": none if price is None else _summary(price, prob),
-        "energy_mwh": none if energy is None else _summary(energy, prob),
-        "facility_power_mw": none if power is None else _summary(power, prob),
-        "money_usd": none if money is None else _summary(money, prob),
-        "cost_sources": sources,
     }
 
 
