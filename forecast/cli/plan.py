@@ -293,27 +293,38 @@ def requirements_text(answer: dict[str, Any]) -> str:
     for lv in answer["levers"]:
         fmt = _LEVER_FORMATS.get(lv["lever"], sci)
         beyond = "out of reach" if lv["direction"] == "lower is better" else "beyond 1000x"
-        factor, required = dict(lv["improvement_factor"]), dict(lv["required"])
-        floor = ""
-        if factor["lower"] is not None and factor["lower"] <= 0.01 * (1 + 1e-9):
-            # the bisection's floor: 1/100 of the trend is enough (censored, not a value)
-            factor["lower"] = None
-            floor = "<=0.01x"
-            if lv["direction"] == "lower is better":  # 100x the trend's latency would do
-                required["upper"] = None
-                shown_required = iv(required, fmt, beyond).rsplit("(", 1)
-                shown_required = (
-                    f"{shown_required[0]}({shown_required[1].rsplit('–', 1)[0]}– >=100x trend)"
-                )
-            else:
-                required["lower"] = None
-                shown_required = iv(required, fmt, beyond, "<=1/100 of trend")
-        else:
-            shown_required = iv(required, fmt, beyond)
+        factor = lv["improvement_factor"]
+        # the bisection's floor (1/100 of the trend is enough) is censored at every end
+        floored = {
+            end: factor[end] is not None and factor[end] <= 0.01 * (1 + 1e-9)
+            for end in ("median", "lower", "upper")
+        }
+        less = lv["direction"] == "lower is better"
+        # a smaller factor is a lower required value, except for latency (a higher one)
+        req_end = {"median": "median", "lower": "upper" if less else "lower",
+                   "upper": "lower" if less else "upper"}  # fmt: skip
+        floor_text = ">=100x trend" if less else "<=1/100 of trend"
+
+        def shown(d: dict, value_fmt, none_text: str, censored: dict) -> str:
+            def one(which: str) -> str:
+                if censored.get(which):
+                    return censored[which]
+                return none_text if d[which] is None else value_fmt(d[which])
+
+            return f"{one('median')} ({one('lower')} – {one('upper')})"
+
+        factor_text = shown(
+            factor, lambda v: f"{v:.2g}x", ">1000x",
+            {e: "<=0.01x" for e, f in floored.items() if f},
+        )  # fmt: skip
+        required_text = shown(
+            lv["required"], fmt, beyond,
+            {req_end[e]: floor_text for e, f in floored.items() if f},
+        )  # fmt: skip
         lines.append(
             f"{lv['lever']:<20} {iv(lv['trend'], fmt, '-'):<38} "
-            f"{shown_required:<40} "
-            f"{iv(factor, lambda v: f'{v:.2g}x', '>1000x', floor):<24} "
+            f"{required_text:<40} "
+            f"{factor_text:<24} "
             f"{fmt_pct(lv['on_trend_probability']):>8}  "
             f"{fmt_pct(lv['reachable_alone_probability']):>5}"
         )
@@ -379,6 +390,11 @@ def runs(
     typer.echo(runs_table(records, ratio_summary(records)))
 
 
+def _days(days: float) -> str:
+    # the bisection's floor, 0.1 day, is an upper bound: some plan finishes in that or less
+    return "<=0.1 days" if days <= 0.1 * (1 + 1e-9) else f"{days:.3g} days"
+
+
 def _megawatts(mw: float) -> str:
     return f"{mw / 1e3:.3g} GW" if mw >= 1e3 else f"{mw:.3g} MW"
 
@@ -423,7 +439,7 @@ def planner_text(answer: dict[str, Any]) -> str:
             f"  accelerator-hours   {iv(r['accelerator_hours'], sci)}",
             f"  run length          {iv(r['run_days'], lambda v: f'{v:.0f} days')}",
             f"  step time           {iv(r['step_time_s'], lambda v: f'{v:.2f} s')}",
-            f"  shortest run        {iv(r['shortest_run_days'], lambda v: f'{v:.3g} days')}",
+            f"  shortest run        {iv(r['shortest_run_days'], _days)}",
             f"  energy              {iv(r['energy_mwh'], lambda v: f'{sci(v)} MWh')}",
             f"  facility power      {iv(r['facility_power_mw'], _megawatts)}",
             f"  rental cost         {iv(r['money_usd'], _dollars)}",
@@ -446,7 +462,7 @@ def planner_text(answer: dict[str, Any]) -> str:
                 + ", ".join(
                     f"{part} {secs:.3g} s"
                     for part, secs in p["step_breakdown_s"].items()
-                    if secs > 0
+                    if secs > 0 and part != "layer_time"  # a per-layer time, not per step
                 )
                 + f"; bound by {p['bound_by']}",
             ]

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,7 +174,7 @@ def fit_logpdf(prior: Prior, scale: str | None, x: np.ndarray) -> np.ndarray:
     site a split or piecewise form becomes the nearest Normal on that scale (same median and
     10-90 % width, as ``forecast.stats.joint.site_prior``); otherwise the prior's own density."""
     x = np.asarray(x, dtype=float)
-    if prior.is_point or scale not in ("log10", "logit"):
+    if prior.is_point or scale not in ("log10", "logit", "linear"):
         return prior.logpdf(x)
     if scale == "log10" and prior.dist not in ("lognormal", "loguniform"):
         loc, sd = log10_normal(*(prior.quantile(q) for q in (0.1, 0.5, 0.9)))
@@ -185,6 +186,21 @@ def fit_logpdf(prior: Prior, scale: str | None, x: np.ndarray) -> np.ndarray:
             return stats.norm.logpdf(special.logit(x), mid, (hi - lo) / (2 * Z80)) - np.log(
                 x * (1 - x)
             )
+    if prior.dist.startswith(("split_", "quantile_")):
+        # a linear site takes prior.to_numpyro(): the nearest member of the family, a Normal
+        # in the family's own transformed space (log, logit or identity)
+        base = prior.dist.split("_", 1)[1]
+        q10, q50, q90 = (prior.quantile(q) for q in (0.1, 0.5, 0.9))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if base == "lognormal":
+                sd = (math.log(q90) - math.log(q10)) / (2 * Z80)
+                return stats.norm.logpdf(np.log(x), math.log(q50), sd) - np.log(x)
+            if base == "logitnormal":
+                lo, mid, hi = (float(special.logit(q)) for q in (q10, q50, q90))
+                return stats.norm.logpdf(special.logit(x), mid, (hi - lo) / (2 * Z80)) - np.log(
+                    x * (1 - x)
+                )
+            return stats.norm.logpdf(x, q50, (q90 - q10) / (2 * Z80))
     return prior.logpdf(x)
 
 
@@ -392,16 +408,16 @@ def whatif_answer(
             "support, where no stored draw is: reweighting cannot reach it; a real run can "
             "(submit the same change as a what-if run)"
         )
+    elif not math.isfinite(k):
+        message = (
+            "too few stored draws keep weight under the new prior to smooth their tail: "
+            "reweighting cannot answer; a real run can"
+        )
     elif not reliable:
         message = (
             f"Pareto k = {k:.2f} > {K_THRESHOLD}: the new prior puts its mass where the stored "
             "draws are few, so the reweighted answer is unreliable; a real run can answer it "
             "(submit the same change as a what-if run)"
-        )
-    elif not math.isfinite(k):
-        message = (
-            "too few stored draws keep weight under the new prior to smooth their tail: "
-            "reweighting cannot answer; a real run can"
         )
     else:
         message = f"Pareto k = {k:.2f} <= {K_THRESHOLD}: the reweighted answer is reliable"
@@ -445,28 +461,36 @@ def _table_lines(change: Change) -> list[str]:
         _, rhs = change.spec.split("=", 1)
         p10, p50, p90 = (float(v) for v in rhs.split(","))
         lines.append(f"quantiles = {{ p10 = {p10!r}, p50 = {p50!r}, p90 = {p90!r} }}")
-    lines.append(f'source = "what-if ({change.spec})"')
+    lines.append(f"source = {json.dumps(f'what-if ({change.spec.strip()})')}")
     return lines
 
 
 def changed_priors_text(base_text: str, changes: list[str]) -> str:
     """A full prior file: ``base_text`` with each changed key's table replaced by its new prior
     (the Bayesian change the reweighting answers: a fitted input is refitted under the new prior,
-    its data still count).  Comments and the other tables stay as they are."""
+    its data still count).  A table is its header line (spaces and a trailing comment allowed)
+    and the lines after it up to the first blank line or the next header; comments and the other
+    tables stay as they are."""
     parsed = [parse_change(c) for c in changes]
+    keys = [c.key for c in parsed]
+    if len(set(keys)) != len(keys):
+        raise WhatIfInputError("each key may be changed once")
     lines = base_text.splitlines()
     for change in parsed:
-        header = f"[{change.key}]"
-        starts = [i for i, line in enumerate(lines) if line.strip() == header]
+        header = re.compile(rf"^\s*\[\s*{re.escape(change.key)}\s*\]\s*(#.*)?$")
+        starts = [i for i, line in enumerate(lines) if header.match(line)]
         if len(starts) != 1:
             raise WhatIfInputError(f"{change.key}: not one table in the base prior file")
         start = starts[0]
         end = start + 1
-        while end < len(lines) and not lines[end].lstrip().startswith("["):
+        while end < len(lines) and lines[end].strip() and not lines[end].lstrip().startswith("["):
             end += 1
-        lines[start:end] = [*_table_lines(change), ""]
+        lines[start:end] = _table_lines(change)
     text = "\n".join(lines) + "\n"
-    loads(text, "what-if priors")  # a full, valid prior file, or one clear error here
+    try:
+        loads(text, "what-if priors")  # a full, valid prior file, or one clear error here
+    except WallcastError as exc:
+        raise WhatIfInputError(f"the changed prior file is not valid: {exc}") from None
     return text
 
 

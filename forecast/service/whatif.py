@@ -18,6 +18,7 @@ from forecast.config.errors import WallcastError
 from forecast.queries.whatif import (
     SPEC_HELP,
     WhatIfInputError,
+    changed_priors_text,
     changes_digest,
     forecast_comparison,
     load_draws,
@@ -32,10 +33,11 @@ from forecast.service.backend import (
     ServerDataError,
     UnknownForecastError,
 )
-from forecast.store.reader import latest_forecast_path
+from forecast.store.reader import latest_forecast_path, read_attrs
 
 WHATIF_DEPLOYMENT_NAME = "whatif-forecast/whatif"  # flows.whatif (the library never imports flows)
 MAX_CHANGES = 8
+MAX_ATTEMPTS = 5  # fresh runs of one set of changes per served forecast, after runs that failed
 
 
 def _checked(priors: list[str] | None) -> list[str]:
@@ -43,12 +45,15 @@ def _checked(priors: list[str] | None) -> list[str]:
         raise BadParameterError("prior", None, SPEC_HELP, "missing")
     if len(priors) > MAX_CHANGES:
         raise BadParameterError("prior", len(priors), f"at most {MAX_CHANGES} changes")
+    keys = []
     for spec in priors:
         try:
-            parse_change(spec)
+            keys.append(parse_change(spec).key)
         except WhatIfInputError as exc:
             raise BadParameterError("prior", spec, exc.allowed or SPEC_HELP, str(exc)) from None
-    return list(priors)
+    if len(set(keys)) != len(keys):
+        raise BadParameterError("prior", priors, "each key once", "a key is changed twice")
+    return [spec.strip() for spec in priors]
 
 
 def reweighted(
@@ -116,15 +121,27 @@ def _prefect() -> Any:
 def submit(backend: Backend, priors: list[str] | None) -> dict[str, Any]:
     """``POST /v1/whatif/runs``: submit the what-if deployment's run of ``priors``."""
     specs = _checked(priors)
+    served_id, served, _ = backend.meta(None)
+    try:  # the run's prior file, checked here rather than in the run
+        changed_priors_text(str(read_attrs(served).get("priors_text") or ""), specs)
+    except WhatIfInputError as exc:
+        raise BadParameterError("prior", specs, SPEC_HELP, str(exc)) from None
     prefect = _prefect()
+    digest = changes_digest(specs)
     try:
-        # one run per set of changes: asking again returns the same run (and its answer)
-        run = prefect.deployments.run_deployment(
-            WHATIF_DEPLOYMENT_NAME,
-            parameters={"changes": specs},
-            timeout=0,
-            idempotency_key=f"whatif-{changes_digest(specs)}",
-        )
+        # one run per set of changes and served forecast: asking again returns the same run;
+        # a run that ended without an answer (failed, crashed, cancelled, or its forecast since
+        # pruned) is submitted anew under the next key
+        for attempt in range(MAX_ATTEMPTS):
+            key = f"whatif-{digest}-{served_id}" + (f"-{attempt}" if attempt else "")
+            run = prefect.deployments.run_deployment(
+                WHATIF_DEPLOYMENT_NAME,
+                parameters={"changes": specs},
+                timeout=0,
+                idempotency_key=key,
+            )
+            if not _ended_without_answer(run, backend, specs):
+                break
     except Exception as exc:  # no server, no deployment: not the caller's fault
         raise ServerDataError(
             f"what-if runs need `wallcast serve` (the deployment {WHATIF_DEPLOYMENT_NAME} on "
@@ -137,6 +154,15 @@ def submit(backend: Backend, priors: list[str] | None) -> dict[str, Any]:
         "prior": specs,
         "status_url": f"/v1/whatif/runs/{run.id}",
     }
+
+
+def _ended_without_answer(run: Any, backend: Backend, specs: list[str]) -> bool:
+    state = run.state
+    if state is None or not state.is_final():
+        return False
+    if not state.is_completed():
+        return True
+    return not (whatif_outputs_dir(backend.outputs, specs) / "latest").exists()
 
 
 def status(backend: Backend, flow_run_id: str, prob: float = 0.8) -> dict[str, Any]:

@@ -139,3 +139,39 @@ def test_the_input_itself_is_reported_before_and_after(stored):
     (row,) = out["changes"]
     assert row["input_median_before"] == pytest.approx(1.0, abs=0.01)
     assert row["input_median_after"] == pytest.approx(0.97, abs=0.01)
+
+
+def test_a_fitted_linear_input_uses_the_density_the_fit_used(stored):
+    """Review finding: a 3-quantile change of a fitted input on a linear site becomes, in the
+    fit, the nearest Normal of its family (prior.to_numpyro()); 0.24/0.27/0.36 for the layer
+    exponent is exactly the baseline's Normal(0.27, 0.0468) there, so nothing moves."""
+    draws = stored("scaling.layer_exponent", kind="fitted")
+    base = BASE["scaling.layer_exponent"]
+    draws.attrs["fit_law_priors"] = json.dumps(
+        {
+            "scaling.layer_exponent": {
+                "dist": base.dist,
+                "params": dict(base.params),
+                "site": "layer_exponent",
+            }
+        }
+    )
+    same = whatif_answer(["scaling.layer_exponent=0.24,0.27,0.36"])
+    assert same["pareto_k"] == pytest.approx(0.0, abs=1e-9)
+    assert same["effective_draws"] == pytest.approx(N)
+    (row,) = same["changes"]
+    assert row["input_median_after"] == pytest.approx(row["input_median_before"])
+    moved = whatif_answer(["scaling.layer_exponent=0.26,0.30,0.34"])
+    assert moved["changes"][0]["input_median_after"] > row["input_median_before"] + 0.01
+
+
+@pytest.mark.parametrize(
+    "header", ["[scaling.layer_exponent]", "[ scaling.layer_exponent ]  # the depth law"]
+)
+def test_the_changed_table_is_found_and_only_it_replaced(header):
+    text = BASE.text.replace("[scaling.layer_exponent]", header)
+    out = changed_priors_text(text, ["scaling.layer_exponent=0.2,0.27,0.4\n"])
+    assert out.count("layer_exponent]") == 1
+    assert 'source = "what-if (scaling.layer_exponent=0.2,0.27,0.4)"' in out
+    with pytest.raises(WhatIfInputError, match="once"):
+        changed_priors_text(text, ["scaling.layer_exponent=0.3", "scaling.layer_exponent=0.2"])
