@@ -190,7 +190,7 @@ def test_explorer_draws_the_h100_curve_with_both_walls(page):
     assert len([v for v in median if v is not None]) > 50
     assert all(lo <= up + 1e-12 for lo, up in zip(lower, upper, strict=True))
     assert any(up - lo > 0.01 for lo, up in zip(lower, upper, strict=True))  # a real band
-    walls = httpx.get(f"{server}/v1/walls", params={"accelerator": "H100"}).json()[0]
+    walls = httpx.get(f"{server}/v1/walls", params={"accelerator": "H100"}, timeout=120).json()[0]
     assert walls["assumptions_source"] == "forecast"
     shapes = browser.evaluate(
         "document.getElementById('explorer-chart').layout.shapes.filter(s => s.xref === 'x')"
@@ -209,7 +209,7 @@ def test_explorer_draws_the_h100_curve_with_both_walls(page):
     )
     browser.wait_for(f"{explorer}.assumptions === 'paper' && {explorer}.state === 'ready'")
     paper = httpx.get(
-        f"{server}/v1/walls", params={"accelerator": "H100", "assumptions": "paper"}
+        f"{server}/v1/walls", params={"accelerator": "H100", "assumptions": "paper"}, timeout=120
     ).json()[0]
     shown = browser.evaluate("document.getElementById('plan').textContent")
     assert "paper's fixed assumptions" in shown
@@ -235,7 +235,7 @@ def test_explorer_shows_a_launchable_plan_in_the_realistic_regime(page):
     )
     browser.wait_for(f"{explorer}.regime === 'realistic' && {explorer}.state === 'ready'")
     params = {"accelerator": "H100", "regime": "realistic", "assumptions": "paper"}
-    walls = httpx.get(f"{server}/v1/walls", params=params).json()[0]
+    walls = httpx.get(f"{server}/v1/walls", params=params, timeout=120).json()[0]
     plan, shown = (
         walls["plan_at_wall"],
         browser.evaluate("document.getElementById('plan').textContent"),
@@ -280,7 +280,9 @@ def test_explorer_offers_fp8_only_where_the_table_has_it(page):
         "document.getElementById('explorer').dataset.accelerator === 'NVIDIA A100 SXM4 80GB'"
         " && document.getElementById('explorer').dataset.state === 'ready'"
     )
-    walls = httpx.get(f"{server}/v1/walls", params={"accelerator": "A100 SXM4 80GB"}).json()[0]
+    walls = httpx.get(
+        f"{server}/v1/walls", params={"accelerator": "A100 SXM4 80GB"}, timeout=120
+    ).json()[0]
     plan = browser.evaluate("document.getElementById('plan').textContent")
     median = f"{walls['data_movement_wall_flop']:.1e}".replace("e+", "e")
     assert "bf16" in plan and f"{median} FLOP" in plan
@@ -315,9 +317,12 @@ def test_plan_a_run_shows_the_api_s_plans_costs_and_curves(page):
     band and the cursor, and the downloads the answer."""
     browser, server, shots = page
     planner = "document.getElementById('planner').dataset"
+    # the search runs when asked (not on every page load): press Plan
+    browser.wait_for(f"{planner}.state === 'idle'", timeout=120)
+    browser.evaluate("document.getElementById('plan-go').click()")
     browser.wait_for(f"{planner}.state === 'ready'", timeout=300)
     query = browser.evaluate(f"{planner}.query")
-    api = httpx.get(f"{server}/v1/plan?{query}", timeout=300).json()
+    api = httpx.get(f"{server}/v1/plan?{query}", timeout=300).json()  # cached: the same query
     rows = browser.evaluate(
         "[...document.querySelectorAll('#plan-table tr[data-accelerator]')].map(r => ({...r.dataset,"
         " plan: r.querySelector('[data-col=plan]').textContent,"

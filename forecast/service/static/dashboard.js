@@ -567,7 +567,11 @@ async function initPlanner() {
   flop.addEventListener("input", show);
   show();
   document.getElementById("plan-go").addEventListener("click", () => renderPlanner().catch(fail));
-  await renderPlanner();
+  // a plan search takes seconds of the server's expensive-work queue: run it when asked, not
+  // on every page load
+  document.getElementById("plan-status").textContent =
+    "choose accelerators, a year and a budget, then Plan";
+  document.getElementById("planner").dataset.state = "idle";
 }
 
 // --------------------------------------------------------------------------- what if
