@@ -36,6 +36,13 @@ def _check_prob(value: float) -> float:
     return value
 
 
+ScenarioOpt = Annotated[str | None, typer.Option(help="Scenario; default: the first (baseline).")]
+ProbOpt = Annotated[
+    float,
+    typer.Option(callback=_check_prob, help="Probability of the interval, in [0.01, 0.99]."),
+]
+
+
 @app.command()
 @reports_errors
 def query(
@@ -52,13 +59,8 @@ def query(
     ] = None,
     forecast: ForecastOpt = None,
     outputs_dir: OutputsDirOpt = None,
-    scenario: Annotated[
-        str | None, typer.Option(help="Scenario; default: the first (baseline).")
-    ] = None,
-    prob: Annotated[
-        float,
-        typer.Option(callback=_check_prob, help="Probability of the interval, in [0.01, 0.99]."),
-    ] = 0.8,
+    scenario: ScenarioOpt = None,
+    prob: ProbOpt = 0.8,
     json_out: JsonOpt = False,
 ) -> None:
     """Median and credible interval of when / at what FLOP a wall is hit, or of what the walls
@@ -85,13 +87,8 @@ def whatif(
     ],
     forecast: ForecastOpt = None,
     outputs_dir: OutputsDirOpt = None,
-    scenario: Annotated[
-        str | None, typer.Option(help="Scenario; default: the first (baseline).")
-    ] = None,
-    prob: Annotated[
-        float,
-        typer.Option(callback=_check_prob, help="Probability of the interval, in [0.01, 0.99]."),
-    ] = 0.8,
+    scenario: ScenarioOpt = None,
+    prob: ProbOpt = 0.8,
     json_out: JsonOpt = False,
 ) -> None:
     """The hit year and hit FLOP of each wall under changed priors, by Pareto-smoothed importance

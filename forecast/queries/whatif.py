@@ -113,6 +113,17 @@ class StoredDraws:
     path: Path
     _values: dict[tuple[str, str], np.ndarray]
 
+    def scenario(self, name: str | None) -> str:
+        """``name`` checked against the forecast's scenarios (None: the first, the base)."""
+        if name is None:
+            return self.scenarios[0]
+        if name not in self.scenarios:
+            raise WhatIfInputError(
+                f"scenario {name!r} is not in forecast {self.forecast_id}", "scenario",
+                self.scenarios,
+            )  # fmt: skip
+        return name
+
     def provenance(self, scenario: str) -> dict[str, dict]:
         return json.loads(str(self.attrs.get("input_provenance", "{}"))).get(scenario, {})
 
@@ -241,12 +252,7 @@ def reweightable_priors(
     were made (fitted / prior / fixed) and its current 10/50/90 % quantiles (the dashboard's
     sliders start there)."""
     draws = load_draws(forecast)
-    scenario = draws.scenarios[0] if scenario is None else scenario
-    if scenario not in draws.scenarios:
-        raise WhatIfInputError(
-            f"scenario {scenario!r} is not in forecast {draws.forecast_id}", "scenario",
-            draws.scenarios,
-        )  # fmt: skip
+    scenario = draws.scenario(scenario)
     rows = []
     for key, info in draws.provenance(scenario).items():
         prior = draws.old_prior(scenario, key)
@@ -307,12 +313,7 @@ def whatif_answer(
     if len(set(keys)) != len(keys):
         raise WhatIfInputError("each key may be changed once")
     draws = load_draws(forecast)
-    scenario = draws.scenarios[0] if scenario is None else scenario
-    if scenario not in draws.scenarios:
-        raise WhatIfInputError(
-            f"scenario {scenario!r} is not in forecast {draws.forecast_id}", "scenario",
-            draws.scenarios,
-        )  # fmt: skip
+    scenario = draws.scenario(scenario)
     s = draws.scenarios.index(scenario)
     provenance = draws.provenance(scenario)
     n = draws.hit_year.shape[1]
