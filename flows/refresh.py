@@ -412,7 +412,7 @@ def refresh_forecast(
     lock_wait: float = 0.0,
     reports: bool = True,
     propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS,
-    regime: Literal["paper", "realistic"] = "paper",
+    regime: Literal["paper", "realistic"] = "realistic",
 ) -> dict[str, Any]:
     """Refit what changed, propagate every scenario, publish atomically, create artifacts.
 

@@ -83,7 +83,7 @@ def watch_landing(
     settle_seconds: float = 2.0,
     lock_wait: float = 3600.0,
     propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS,
-    regime: Literal["paper", "realistic"] = "paper",
+    regime: Literal["paper", "realistic"] = "realistic",
 ) -> dict[str, Any]:
     """Ingest every settled file in ``<data_dir>/incoming/``; refresh when one added rows.
 

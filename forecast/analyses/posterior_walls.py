@@ -36,7 +36,7 @@ from forecast.model import accelerators as acc_model
 from forecast.model.cost import best_utilization
 from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
-from forecast.model.realistic_fast import fast_realistic_cost, fast_realistic_walls
+from forecast.model.realistic_fast import fast_realistic_utilization, fast_realistic_walls
 from forecast.model.search import UTILIZATION_THRESHOLD
 from forecast.queries.posterior_walls import CURVE_ACCELERATORS
 from forecast.stats.sequence_length import SEQUENCE_REFERENCE_YEAR
@@ -134,7 +134,7 @@ def utilization_draws(
     if regime == "paper":
         return np.asarray(best_utilization(hw, a2, grid))
     if regime == "realistic":
-        return np.asarray(fast_realistic_cost(hw, a2, grid)[0])
+        return np.asarray(fast_realistic_utilization(hw, a2, grid))
     raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
 
 

@@ -206,7 +206,7 @@ class RefreshOptions:
     keep: int = DEFAULT_KEEP
     report: bool = True
     propagate_draws: int = DEFAULT_PROPAGATE_DRAWS
-    regime: Regime = Regime.paper
+    regime: Regime = Regime.realistic
 
     def years(self) -> list[float] | None:
         """The output grid: every ``year_step``-th year of the default grid and its last year

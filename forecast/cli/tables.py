@@ -362,12 +362,19 @@ def query_line(out: dict[str, Any]) -> str:
         def fmt(v: float) -> str:
             return fmt_flop(v) if math.isinf(v) else f"{fmt_flop(v)} FLOP"
 
-    return (
+    line = (
         f"{out['wall']} wall, {out['scenario']}: {out['what']} median {fmt(out['median'])}; "
         f"{fmt_pct(out['prob'])} interval {fmt(out['lower'])} - {fmt(out['upper'])}; "
         f"not hit by the last year in {fmt_pct(out['not_hit_fraction'])} of draws "
-        f"(forecast {out['forecast_id']})"
+        f"(forecast {out['forecast_id']}, {out.get('regime', 'paper')} plans)"
     )
+    if "paper_median" in out:  # the paper's idealized bound, on the same draws
+        line += (
+            f"\n  the paper's idealized plans: median {fmt(out['paper_median'])}; "
+            f"{fmt_pct(out['prob'])} interval {fmt(out['paper_lower'])} - "
+            f"{fmt(out['paper_upper'])}"
+        )
+    return line
 
 
 def cost_line(out: dict[str, Any]) -> str:

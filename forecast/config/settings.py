@@ -23,9 +23,11 @@ twenty left ``batch_shortfall_dex`` slow enough to be refused by the convergence
 271, R-hat 1.012; the law's ceiling and shortfall lie on a ridge); 2,000 passes every measured
 run on both instruction sets with margin (BENCHMARKS.md, "Convergence gate margin")."""
 
-DEFAULT_PROPAGATE_DRAWS = 1000
+DEFAULT_PROPAGATE_DRAWS = 400
 """Posterior draws propagated per scenario by default (evenly thinned from the fit's chains x
-draws; BENCHMARKS.md gives the Monte Carlo error of the hit-year quantiles at this size)."""
+draws). The realistic regime, the forecast's default, costs ~9 ms a draw-year on 2 cores (the
+paper's ~1 ms): 400 draws keep the eight scenarios' propagation to ~3 minutes; BENCHMARKS.md
+section 10 gives the Monte Carlo error of the hit-year quantiles at this size."""
 
 FIRST_YEAR = 2024
 LAST_YEAR = 2045
@@ -66,7 +68,7 @@ class RunSettings:
     keep: int = DEFAULT_KEEP
     reports: bool = True
     propagate_draws: int | None = DEFAULT_PROPAGATE_DRAWS
-    regime: str = "paper"
+    regime: str = "realistic"
 
     def flow_parameters(self) -> dict[str, Any]:
         """The ``refresh-forecast`` flow's parameters (0 propagate draws: all of them)."""

@@ -124,13 +124,16 @@ def propagate(
     *,
     cost: bool = True,
     regime: str = "paper",
+    paper_beside: bool = True,
 ) -> dict[str, np.ndarray]:
     """Walls per (sample, year) and the first year the frontier reaches each wall.
 
     ``cost=False`` leaves out what the walls cost (``frontier_utilization``, ``cost_multiplier``,
     ``min_run_days``: about a third of the time); the walls and hit years are the same.
     ``regime``: ``"paper"`` (continuous plans, :func:`forecast.model.fast.fast_walls`) or
-    ``"realistic"`` (plans a run can launch, :mod:`forecast.model.realistic_fast`: ~15x the time).
+    ``"realistic"`` (plans a run can launch, :mod:`forecast.model.realistic_fast`: ~9x the time).
+    In the realistic regime ``paper_beside`` also gives the paper regime's walls and hit years on
+    the same draws (``paper_*``: the idealized bound the realistic walls are compared with).
 
     Parameters
     ----------
@@ -144,7 +147,8 @@ def propagate(
     (sample, year), ``hit_year``, ``hit_log10_flop``, ``hit`` (sample, wall),
     ``frontier_utilization``, ``cost_multiplier`` and ``min_run_days`` (sample, year) (see
     :mod:`forecast.model.cost`), and the frontier accelerator's specs (sample, year) under
-    ``hardware_*``.
+    ``hardware_*``; realistic with ``paper_beside``: ``paper_wall_log10_flop``,
+    ``paper_hit_year``, ``paper_hit_log10_flop`` and ``paper_hit``.
     """
     init_jax()
     years = np.asarray(years, dtype=float)
@@ -187,6 +191,22 @@ def propagate(
         "hit_log10_flop": hit_flop,
         "hit": hit,
     }
+    if regime == "realistic" and paper_beside:
+        # the paper's bound beside it, on the same draws and years (its fast path: ~1/10 the time)
+        p_dm, p_lat, _ = fast_walls(sub_hw, sub_a, small_scale=True)
+        if idx.size != years.size:
+            p_dm = interpolate_years(years, years[idx], p_dm)
+            p_lat = interpolate_years(years, years[idx], p_lat)
+        p_walls = np.stack([p_dm, p_lat], axis=-1)
+        p_year, p_flop, p_hit = first_crossing(
+            years, frontier[..., None, :], np.moveaxis(p_walls, -1, -2)
+        )
+        out |= {
+            "paper_wall_log10_flop": p_walls,
+            "paper_hit_year": p_year,
+            "paper_hit_log10_flop": p_flop,
+            "paper_hit": p_hit,
+        }
     if not cost:
         return out
     # What the wall costs: the frontier run's best utilization on the year's frontier hardware
@@ -274,6 +294,25 @@ def forecast_dataset(result: dict[str, np.ndarray], years, chains: int, draws: i
             "(the latency wall inverted in duration)",
         ),
     }
+    if "paper_hit_year" in result:
+        p_hit_log = cd(result["paper_hit_log10_flop"])
+        ds["paper_wall_flop"] = (
+            ("chain", "draw", "year", "wall"),
+            10.0 ** cd(result["paper_wall_log10_flop"]),
+        )
+        ds["paper_hit_year"] = (("chain", "draw", "wall"), cd(result["paper_hit_year"]))
+        ds["paper_hit_flop"] = (
+            ("chain", "draw", "wall"),
+            np.where(np.isfinite(p_hit_log), 10.0**p_hit_log, np.inf),
+        )
+        ds["paper_hit"] = (("chain", "draw", "wall"), cd(result["paper_hit"]).astype(bool))
+        for name in ("wall_flop", "hit_year", "hit_flop", "hit"):
+            unit, long_name = units[name]
+            units[f"paper_{name}"] = (
+                unit,
+                f"{long_name} (the paper's idealized plans, same draws: the bound beside the "
+                "realistic walls)",
+            )
     for name, (unit, long_name) in units.items():
         ds[name].attrs.update(units=unit, long_name=long_name)
     for name in (

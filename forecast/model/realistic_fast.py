@@ -240,6 +240,29 @@ def fast_realistic_cost(
     return util, days
 
 
+def _utilization_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid):
+    """(best utilization at ``log10_flop``,): the first half of :func:`_cost_one`."""
+    return (jnp.max(_plans_at(hw, a, log10_flop, g, _constants(hw, a, g))[0]),)
+
+
+@jax.jit
+def _utilization_chunk(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid):
+    return jax.lax.map(lambda z: _utilization_one(z[0], z[1], z[2], g), (hw, a, log10_flop))
+
+
+def fast_realistic_utilization(
+    hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None
+) -> np.ndarray:
+    """The best launchable plan's utilization (0: infeasible) per draw at ``log10_flop``: the
+    utilization of :func:`fast_realistic_cost` without the shortest run's bisection (the
+    utilization curves: 1/25 of the cost's time)."""
+    require_x64()
+    g = shortlist_grid() if grid is None else grid
+    g = LaunchGrid(*(jnp.asarray(x) for x in g))
+    (util,) = _by_draw(_utilization_chunk, hw, a, (log10_flop,), g)
+    return util
+
+
 def _by_draw(fn, hw: Hardware, a: Assumptions, extra: tuple, g: LaunchGrid) -> list[np.ndarray]:
     """``fn(hw, a, *extra, g)`` over the broadcast shape of every input, ``DRAW_CHUNK`` draws a
     compiled call (the last chunk padded), reshaped back."""

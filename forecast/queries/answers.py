@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from forecast.config.errors import WallcastError
-from forecast.store.reader import read_variable, resolve_forecast_path
+from forecast.store.reader import has_variable, read_variable, resolve_forecast_path
 
 if TYPE_CHECKING:  # xarray is imported lazily: `wallcast query` needs only h5py and NumPy
     import xarray as xr
@@ -123,6 +123,13 @@ def query(
     out.update(wall=wall, what=what, scenario=scenario, units=attrs.get("units", ""))
     out["forecast_id"] = root.get("id", "")
     out["regime"] = root.get("regime", "paper")  # the plans the walls come from
+    paper_name = f"paper_{WHAT_VARIABLE[what]}"
+    if has_variable(path, "forecast", paper_name):
+        # a realistic forecast holds the paper's idealized bound beside it, on the same draws
+        _, p_values, *_ = read_variable(path, "forecast", paper_name)  # the same dims
+        paper = interval(p_values[index], prob)
+        for key in ("median", "lower", "upper", "not_hit_fraction"):
+            out[f"paper_{key}"] = paper[key]
     out["forecast"] = str(path)
     return out
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from forecast import store
 from forecast.priors import parse_prior
-from forecast.queries.answers import quantiles_with_inf, summary_table
+from forecast.queries.answers import interval, quantiles_with_inf, summary_table
 from forecast.queries.formatting import (
     calendar_year,
     fmt_calendar_year,
@@ -104,6 +104,120 @@ def regime_phrase(regime: str) -> str:
 def regime_sentence(regime: str) -> str:
     """One sentence on the plans a forecast's walls were searched over (its ``regime``)."""
     return REGIME_SENTENCES.get(regime, f"The walls are searched over {regime} plans.")
+
+
+PAPER_BESIDE_HEADER = [
+    "scenario",
+    "wall",
+    "hit year, launchable plans",
+    "hit year, paper's plans",
+    "paper later by (years, median of draws)",
+    "hit FLOP, launchable plans",
+    "hit FLOP, paper's plans",
+]
+
+
+def has_paper_beside(fc: Forecast) -> bool:
+    """Whether the forecast holds the paper regime's walls beside its own (``paper_hit_year``:
+    a realistic forecast's propagation computes both on the same draws)."""
+    return fc.regime == "realistic" and "paper_hit_year" in fc.forecast
+
+
+def paper_beside_rows(fc: Forecast, prob: float = PROB) -> list[dict]:
+    """Per scenario and wall: the realistic hit year and FLOP (median and ``prob`` interval),
+    the paper regime's on the same draws, and the median over draws of how much later the paper's
+    bound is hit (years; +inf where the paper's wall is not hit by the last year but the
+    realistic one is), with the share of draws in which the paper's is hit later or never."""
+    ds = fc.forecast
+    rows = []
+    for scenario in fc.scenarios:
+        for wall in fc.walls:
+            sel = {"scenario": scenario, "wall": wall}
+            real_y = ds["hit_year"].sel(sel).values.ravel()
+            paper_y = ds["paper_hit_year"].sel(sel).values.ravel()
+            with np.errstate(invalid="ignore"):
+                later = paper_y - real_y  # inf - inf: neither hit, no gap to speak of
+            later = later[~np.isnan(later)]
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "wall": wall,
+                    "year": interval(real_y, prob),
+                    "paper_year": interval(paper_y, prob),
+                    "flop": interval(ds["hit_flop"].sel(sel).values, prob),
+                    "paper_flop": interval(ds["paper_hit_flop"].sel(sel).values, prob),
+                    "paper_later_years": float(quantiles_with_inf(later, [0.5])[0])
+                    if later.size
+                    else math.nan,
+                    "paper_later_share": float(np.mean(later > 0)) if later.size else math.nan,
+                }
+            )
+    return rows
+
+
+def paper_beside_cells(rows: list[dict], last_year: int) -> tuple[list[str], list[list[str]]]:
+    """Header and string cells of :func:`paper_beside_rows` (report and deck)."""
+    body = []
+    for r in rows:
+        gap = r["paper_later_years"]
+        body.append(
+            [
+                r["scenario"],
+                wall_label(r["wall"]),
+                fmt_year(r["year"]["median"], last_year),
+                fmt_year(r["paper_year"]["median"], last_year),
+                "—" if math.isnan(gap) else ("never hit" if math.isinf(gap) else f"{gap:+.1f}"),
+                fmt_flop(r["flop"]["median"]),
+                fmt_flop(r["paper_flop"]["median"]),
+            ]
+        )
+    return list(PAPER_BESIDE_HEADER), body
+
+
+def paper_beside_sentence(fc: Forecast, scenario: str | None = None, short: bool = False) -> str:
+    """How far the paper's idealized bound is from the forecast's realistic walls, in one
+    sentence per forecast (empty when the forecast does not hold both); ``short``: the gaps in
+    years only (the deck)."""
+    if not has_paper_beside(fc):
+        return ""
+    scenario = fc.scenarios[0] if scenario is None else scenario
+    if short:
+        gaps = []
+        for r in paper_beside_rows(fc):
+            gap = r["paper_later_years"]
+            if r["scenario"] == scenario and math.isfinite(gap):
+                word = "later" if gap >= 0 else "earlier"
+                gaps.append(f"the {wall_label(r['wall'])} wall {abs(gap):.1f} years {word}")
+        if not gaps:
+            return ""
+        return (
+            "The paper's idealized plans (continuous degrees, one-token microbatches) would hit "
+            + " and ".join(gaps)
+            + " (median over the same draws)."
+        )
+    parts = []
+    for r in paper_beside_rows(fc):
+        if r["scenario"] != scenario:
+            continue
+        gap, label = r["paper_later_years"], wall_label(r["wall"])
+        when = fmt_year(r["paper_year"]["median"], fc.last_year)
+        if math.isnan(gap):
+            parts.append(f"the {label} wall is not hit by {fc.last_year} under either")
+        elif math.isinf(gap):
+            parts.append(f"the {label} wall not by {fc.last_year} in most draws")
+        else:
+            word = "later" if gap >= 0 else "earlier"
+            parts.append(
+                f"the {label} wall {abs(gap):.1f} years {word} (median {when}, at about "
+                f"{prose_flop(r['paper_flop']['median'])} FLOP)"
+            )
+    return (
+        "Beside these walls, the paper's idealized plans (Erdil & Schneider-Joseph 2024: "
+        "continuous degrees, microbatches down to one token at no cost) would put "
+        + " and ".join(parts)
+        + f" in the {scenario} scenario (medians over the same draws): the gap is what "
+        "launching whole sequences, whole layers per stage and whole degrees costs."
+    )
 
 
 def load_forecast(path: str | Path | None = None) -> Forecast:

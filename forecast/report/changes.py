@@ -79,6 +79,11 @@ def what_changed(current: Forecast, previous: Forecast | None, prob: float = PRO
         ch.data.append(f"dropped since the previous forecast: {key[0]} / {wall_label(key[1])}")
 
     a, b = previous.attrs, current.attrs
+    if previous.regime != current.regime:  # the walls of other plans: every number may move
+        ch.data.append(
+            f"plan regime: {previous.regime} → {current.regime} (the walls are searched over "
+            "other plans, so every median may move for that reason alone)"
+        )
     if a.get("data_hash") != b.get("data_hash"):
         ch.data.append(
             f"data changed: hash {str(a.get('data_hash', '?'))[:12]} → {str(b.get('data_hash', '?'))[:12]}"
@@ -107,6 +112,7 @@ def what_changed(current: Forecast, previous: Forecast | None, prob: float = PRO
         ("scenarios", "scenarios"),
         ("draws", "draws per chain"),
         ("chains", "chains"),
+        ("propagated_draws_per_chain", "propagated draws per chain"),
     ):
         if a.get(attr) != b.get(attr):
             if attr == "priors_text":

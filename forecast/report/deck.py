@@ -19,6 +19,7 @@ from forecast.queries.formatting import fmt_calendar_year, fmt_flop
 from forecast.queries.headline import (
     Forecast,
     headline,
+    paper_beside_sentence,
     regime_phrase,
     summary_rows,
     wall_label,
@@ -30,6 +31,7 @@ from forecast.report.decisions import decisions
 from forecast.report.drivers import (
     backtest_summary,
     pct_or_dash,
+    sensitivity_regime_note,
     sobol_before_after,
     sobol_drivers,
 )
@@ -121,6 +123,7 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
             f"Data: {a.get('hardware_rows', '?')} accelerators and {a.get('frontier_rows', '?')} "
             f"frontier training runs (data hash {str(a.get('data_hash', '?'))[:12]}); walls of "
             f"{regime_phrase(fc.regime)}.",
+            *([beside] if (beside := paper_beside_sentence(fc, short=True)) else []),
             "Every number is a median or an 80% interval over the forecast's draws; sources in "
             "the appendix.",
         ],
@@ -220,6 +223,8 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
                 "(no sensitivity analysis in this forecast)."
             )
         )
+        if e.method == "sensitivity" and sensitivity_regime_note(fc):
+            text += " Walls of the paper's idealized plans (the analysis's fast path)."
         moved = [m for m in sobol_before_after(fc) if m.wall == h.wall]
         if moved:
             b, a = (Figure(v, f"{v:.2f}") for v in (moved[0].before[0], moved[0].after[0]))

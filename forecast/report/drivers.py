@@ -189,6 +189,19 @@ PRIOR_SENSITIVITY_GROUP = "sensitivity_prior"
 """The priors-only ranking (every input from its prior), kept for the before -> after."""
 
 
+def sensitivity_regime_note(fc: Forecast) -> str:
+    """What a realistic forecast's sensitivity analysis is about: the walls of the paper's plans
+    (``wallcast analyse`` runs the paper regime's fast path; the realistic one costs ~9x per
+    evaluation). Empty for a paper forecast."""
+    if fc.regime == "paper" or fc.group(SENSITIVITY_GROUP) is None:
+        return ""
+    return (
+        "The sensitivity analysis ranks the inputs of the paper's idealized walls (its fast "
+        "path, over the same inputs), not of the launchable-plan walls this forecast leads "
+        "with: they share every input, but the ranking of the two is not checked to be the same."
+    )
+
+
 def sobol_drivers(
     fc: Forecast, top: int | None = SOBOL_TOP, group: str = SENSITIVITY_GROUP
 ) -> SobolDrivers | None:

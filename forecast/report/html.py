@@ -17,7 +17,11 @@ from forecast.queries.headline import (
     PROB,
     Forecast,
     assumptions,
+    has_paper_beside,
     headline,
+    paper_beside_cells,
+    paper_beside_rows,
+    paper_beside_sentence,
     provenance,
     regime_sentence,
     summary_rows,
@@ -33,6 +37,7 @@ from forecast.report.drivers import (
     backtest_sentence,
     backtest_summary,
     backtest_table_cells,
+    sensitivity_regime_note,
     sobol_before_after,
     sobol_drivers,
     sobol_sentences,
@@ -99,7 +104,7 @@ def report_blocks(
         Block("h1", f"Wallcast forecast {fc.id}"),
         Block("h2", "Executive summary"),
         Block("lead", " ".join(summary.sentences)),
-        Block("p", regime_sentence(fc.regime)),
+        Block("p", " ".join(filter(None, [regime_sentence(fc.regime), paper_beside_sentence(fc)]))),
     ]
 
     def figure(key: str, fig: Figure, caption: str) -> None:
@@ -177,6 +182,20 @@ def report_blocks(
         "Distribution of the hit year of each wall, per scenario (share of draws per calendar year).",
     )
 
+    if has_paper_beside(fc):
+        blocks.append(Block("h2", "Launchable plans against the paper's idealized plans"))
+        blocks.append(
+            Block(
+                "p",
+                "Every number above is for plans a run can launch (the realistic regime). The "
+                "same draws through the paper's idealized plans give its bound: the table puts "
+                "the two side by side (medians; the gap is the median over draws of the paper's "
+                "hit year minus the realistic one). " + paper_beside_sentence(fc),
+            )
+        )
+        p_header, p_body = paper_beside_cells(paper_beside_rows(fc), last)
+        blocks.append(Block("table", header=p_header, rows=p_body))
+
     add_blocks(method_blocks(fc))
     add_blocks(frozen_blocks(fc))
     evidence_blocks(fc, blocks, figure)
@@ -184,7 +203,9 @@ def report_blocks(
     blocks.append(Block("h2", "What drives the uncertainty"))
     sobol = sobol_drivers(fc)
     if sobol is not None:
-        blocks.append(Block("p", sobol.method))
+        blocks.append(
+            Block("p", " ".join(filter(None, [sobol.method, sensitivity_regime_note(fc)])))
+        )
         blocks.append(Block("ul", items=sobol_sentences(sobol, last)))
         moved = sobol_before_after(fc)
         if moved:

@@ -43,7 +43,7 @@ from forecast.config.paths import data_dir as data_folder
 from forecast.config.paths import hardware_path, outputs_dir
 from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.queries.answers import COST_VARIABLES, WHATS, interval, json_ready, query_json
-from forecast.queries.headline import Forecast, headline
+from forecast.queries.headline import Forecast, headline, paper_beside_sentence
 from forecast.service.guard import ECHO_CHARS, MAX_ROWS, ClientGoneError, RowLimitError, shown
 from forecast.store.catalog import Catalog, CatalogError, is_regular
 from forecast.store.layout import FORECAST_FILE, FORECASTS_DIR, LATEST_POINTER
@@ -919,11 +919,14 @@ def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
 
     meta = _read_meta(key)
     data = {}
-    for name in ("hit_year", "hit_flop"):
+    names = ["hit_year", "hit_flop"]
+    names += [f"paper_{n}" for n in names if f"paper_{n}" in meta.variables]
+    for name in names:
         data[name] = xr.Variable(meta.variables[name]["dims"], _read_variable(key, name))
     coords = {d: meta.coords[d] for d in ("scenario", "wall", "year") if d in meta.coords}
     ds = xr.Dataset(data, coords=coords)
-    h = headline(Forecast(Path(key.path), None, ds, meta.attrs), scenario, prob)  # type: ignore[arg-type]
+    fc = Forecast(Path(key.path), None, ds, meta.attrs)  # type: ignore[arg-type]
+    h = headline(fc, scenario, prob)
     return {
         "scenario": h.scenario,
         "wall": h.wall,
@@ -934,6 +937,9 @@ def _cached_headline(key: FileKey, scenario: str | None, prob: float) -> dict:
         "last_year": h.last_year,
         "year": json_ready(h.year),
         "flop": json_ready(h.flop),
+        "regime": fc.regime,
+        # the paper's idealized bound beside the realistic walls ("" when not held)
+        "paper_beside": paper_beside_sentence(fc, h.scenario),
     }
 
 

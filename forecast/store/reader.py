@@ -253,6 +253,15 @@ def read_variable(
     return dims, values, attrs, coords, root_attrs
 
 
+def has_variable(path: str | Path, group: str, name: str) -> bool:
+    """Whether the forecast file holds variable ``name`` in ``group`` (h5py; nothing read)."""
+    h5py = _h5py()
+
+    path = resolve_forecast_path(path)
+    with reading_forecast(path), h5py.File(path, "r") as h5:
+        return group in h5 and name in h5[group]
+
+
 def load_forecast_group(
     path: str | Path | None = None, variables: list[str] | None = None
 ) -> tuple[xr.Dataset, dict]:

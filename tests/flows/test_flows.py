@@ -101,9 +101,10 @@ def test_first_refresh_fits_fans_out_and_publishes(ws, first_run):
     }
     assert all(v == "Completed" for v in states.values())
     assert str(latest_forecast_path(ws["outputs"])) == first_run["path"]
-    # the paper forecast the module's runs left published (the first one's numbers, from cache:
-    # an earlier test republishes it and its retention removes the first file)
+    # the realistic forecast the module's runs left published (the first one's numbers, from
+    # cache: an earlier test republishes it and its retention removes the first file)
     with xr.open_datatree(latest_forecast_path(ws["outputs"]), engine="h5netcdf") as dt:
+        assert dt.attrs["regime"] == "realistic" and "paper_hit_year" in dt["forecast"]
         assert list(dt["forecast"]["scenario"].values) == ["baseline", "fast-kernels"]
         assert list(dt["forecast"]["year"].values) == YEARS
         assert dt.attrs["code_hash"] == code_hash()
@@ -161,33 +162,39 @@ def test_cli_run_reports_cached_tasks(ws, first_run):
     assert "fast-kernels" in res.output and "data_movement" in res.output
 
 
-def test_cli_run_regime_realistic_publishes_a_realistic_forecast(ws, first_run, tmp_path):
-    """``--regime realistic`` reuses the fit, propagates realistic plans and records the regime;
-    the same draws' walls differ from the paper forecast's (whole sequences, layers, degrees)."""
+def test_cli_run_regime_paper_publishes_a_paper_forecast(ws, first_run, tmp_path):
+    """The flow's default is the realistic regime (issue 22); ``--regime paper`` reuses the fit,
+    propagates the paper's idealized plans alone and records the regime; the same posterior
+    draws' walls differ from the realistic forecast's (whole sequences, layers, degrees). (Its
+    ``paper_wall_flop`` equals a paper propagation of the same inputs:
+    tests/inference/test_propagate_regimes.py; here the prior-drawn inputs differ, as the two runs
+    thin the posterior differently.)"""
     out = tmp_path / "outputs"
     args = ["run", "--data-dir", str(ws["data"]), "--outputs-dir", str(out)]
     args += ["--scenario", "baseline", "--chains", str(CHAINS), "--draws", str(DRAWS)]
-    args += ["--seed", str(SEED), "--year-step", "7", "--no-report", "--regime", "realistic"]
+    args += ["--seed", str(SEED), "--year-step", "7", "--no-report", "--regime", "paper"]
     args += ["--propagate-draws", "8"]
     from forecast.cli import app
 
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert "cached tasks: fit-joint-baseline" in res.output  # the paper run's fit
+    assert "cached tasks: fit-joint-baseline" in res.output  # the realistic run's fit
     with xr.open_datatree(latest_forecast_path(out), engine="h5netcdf") as dt:
-        assert dt.attrs["regime"] == "realistic"
-        real = np.log10(dt["forecast"]["wall_flop"].sel(scenario="baseline").load())
-    # the paper forecast the module's runs left published (the first one's numbers, from cache:
-    # an earlier test republishes it and its retention removes the first file)
-    with xr.open_datatree(latest_forecast_path(ws["outputs"]), engine="h5netcdf") as dt:
         assert dt.attrs["regime"] == "paper"
+        assert "paper_wall_flop" not in dt["forecast"]  # nothing beside the paper's own walls
+        paper = np.log10(dt["forecast"]["wall_flop"].sel(scenario="baseline").load())
+    # the realistic forecast the module's runs left published (the first one's numbers, from
+    # cache: an earlier test republishes it and its retention removes the first file)
+    with xr.open_datatree(latest_forecast_path(ws["outputs"]), engine="h5netcdf") as dt:
+        assert dt.attrs["regime"] == "realistic"
         assert (
             dt.attrs["run_fingerprint"] != read_attrs(latest_forecast_path(out))["run_fingerprint"]
         )
-        paper = np.log10(dt["forecast"]["wall_flop"].sel(scenario="baseline").load())
-    paper = paper.sel(draw=real["draw"])  # the realistic run's thinned draws
-    assert real.shape == paper.shape and np.isfinite(real).all()
+        fc = dt["forecast"].to_dataset().sel(scenario="baseline", draw=paper["draw"]).load()
+    real = np.log10(fc["wall_flop"])
+    assert real.shape == paper.shape and np.isfinite(paper).all()
     assert not np.allclose(real.values, paper.values, atol=0.01)
+    assert np.isfinite(fc["paper_wall_flop"]).all()
 
     # the service's `regime` parameter picks the newest forecast of that regime, whichever one
     # `latest` names; a named forecast of the other regime is refused, naming the parameter
@@ -197,30 +204,30 @@ def test_cli_run_regime_realistic_publishes_a_realistic_forecast(ws, first_run, 
     from forecast.service import create_app
 
     both = tmp_path / "both"
-    paper_dir, real_dir = (
+    real_dir, paper_dir = (
         latest_forecast_path(ws["outputs"]).parent,
         latest_forecast_path(out).parent,
     )
     for folder in (paper_dir, real_dir):
         shutil.copytree(folder, both / "forecasts" / folder.name)
-    (both / "latest").write_text(f"forecasts/{paper_dir.name}\n")
+    (both / "latest").write_text(f"forecasts/{real_dir.name}\n")
     client = TestClient(create_app(both))
     latency = {"wall": "latency"}
-    answer = client.get("/v1/query", params={**latency, "regime": "realistic"}).json()
-    assert (answer["forecast_id"], answer["regime"]) == (real_dir.name, "realistic")
+    answer = client.get("/v1/query", params={**latency, "regime": "paper"}).json()
+    assert (answer["forecast_id"], answer["regime"]) == (paper_dir.name, "paper")
     expected = query_json(latest_forecast_path(out), "latency")  # `wallcast query --json`
     assert {k: answer[k] for k in ("median", "lower", "upper")} == {
         k: expected[k] for k in ("median", "lower", "upper")
     }
-    for params in (latency, {**latency, "regime": "paper"}):
+    for params in (latency, {**latency, "regime": "realistic"}):
         answer = client.get("/v1/query", params=params).json()
-        assert (answer["forecast_id"], answer["regime"]) == (paper_dir.name, "paper")
-    listed = client.get("/v1/forecasts", params={"regime": "realistic"}).json()["forecasts"]
-    assert [(f["id"], f["regime"]) for f in listed] == [(real_dir.name, "realistic")]
-    named = {**latency, "forecast": paper_dir.name, "regime": "realistic"}
+        assert (answer["forecast_id"], answer["regime"]) == (real_dir.name, "realistic")
+    listed = client.get("/v1/forecasts", params={"regime": "paper"}).json()["forecasts"]
+    assert [(f["id"], f["regime"]) for f in listed] == [(paper_dir.name, "paper")]
+    named = {**latency, "forecast": real_dir.name, "regime": "paper"}
     refused = client.get("/v1/query", params=named)
     assert refused.status_code == 422 and refused.json()["parameter"] == "regime"
-    assert refused.json()["allowed"] == ["paper"]
+    assert refused.json()["allowed"] == ["realistic"]
 
 
 def test_second_refresh_is_refused_while_one_runs(ws):

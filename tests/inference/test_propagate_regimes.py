@@ -57,9 +57,12 @@ def test_the_sequence_law_is_the_posteriors(draws):
     assert sequence_log10({}, YEARS) == {}
 
 
+PAPER_BESIDE = {"paper_wall_log10_flop", "paper_hit_year", "paper_hit_log10_flop", "paper_hit"}
+
+
 def test_both_regimes_give_every_forecast_variable(both):
     paper, real = both["paper"], both["realistic"]
-    assert set(real) == set(paper)
+    assert set(real) == set(paper) | PAPER_BESIDE
     for key in ("wall_log10_flop", "hit_year", "frontier_utilization", "cost_multiplier"):
         assert real[key].shape == paper[key].shape
     u = real["frontier_utilization"]
@@ -104,3 +107,15 @@ def test_an_unknown_regime_is_refused(draws):
     samples, inputs = draws
     with pytest.raises(ValueError, match="regime"):
         _run(samples, inputs, "ideal", cost=False)
+
+
+def test_a_realistic_propagation_holds_the_papers_bound_on_the_same_draws(both):
+    """The realistic forecast carries the paper regime's walls and hit years beside its own
+    (``paper_*``, issue 22): exactly what a paper propagation of the same draws gives, and
+    absent from a paper propagation (nothing to compare with)."""
+    paper, real = both["paper"], both["realistic"]
+    assert not PAPER_BESIDE & set(paper)
+    for key in ("wall_log10_flop", "hit_year", "hit_log10_flop", "hit"):
+        np.testing.assert_array_equal(real[f"paper_{key}"], paper[key], err_msg=key)
+    # ... and the forecast's own variables are the realistic ones, not the paper's
+    assert np.max(np.abs(real["wall_log10_flop"] - real["paper_wall_log10_flop"])) > 0.05

@@ -19,7 +19,12 @@ from support.hardware import MORE_IS_BETTER
 
 from forecast.model import Assumptions, Hardware
 from forecast.model.realistic import launch_grid
-from forecast.model.realistic_fast import fast_realistic_walls, shortlist_grid
+from forecast.model.realistic_fast import (
+    fast_realistic_cost,
+    fast_realistic_utilization,
+    fast_realistic_walls,
+    shortlist_grid,
+)
 from forecast.model.search import find_walls
 
 H100 = Hardware(9.89e14, 3.35e12, 8e10, 4.5e11, 8.0, 5e10)
@@ -84,6 +89,21 @@ def test_the_screen_keeps_the_walls_of_every_shape_searched():
     np.testing.assert_allclose(screened[:2], every[:2], atol=1e-9)
     assert (screened[2] <= every[2]).all()
     np.testing.assert_allclose(screened[2], every[2], rtol=1e-6)
+
+
+def test_the_utilization_curve_is_the_costs_utilization():
+    """``fast_realistic_utilization`` (the stored utilization curves) is the utilization of
+    ``fast_realistic_cost`` without its shortest-run bisection: the same numbers, 0 past the
+    latency wall, and the small-scale maximum's level where the curve peaks."""
+    budgets = np.array([[22.0, 25.0, 28.0, 31.0, 34.0, 38.0]])
+    hw = Hardware(*(np.full((1, 1), v) for v in H100))
+    util = fast_realistic_utilization(hw, Assumptions(), budgets)
+    cost_util, _ = fast_realistic_cost(hw, Assumptions(), budgets)
+    np.testing.assert_array_equal(util, cost_util)
+    assert util.shape == budgets.shape
+    assert util[0, -1] == 0.0 and util[0, 1] > 0.3  # infeasible at 1e38; near u_max at 1e25
+    _, lat, u_max = fast_realistic_walls(H100, Assumptions())
+    assert np.all(util[budgets > lat] == 0.0) and util.max() <= u_max + 1e-12
 
 
 def test_draws_are_independent_of_their_neighbours():

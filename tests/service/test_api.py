@@ -97,11 +97,12 @@ def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dat
     assert entry["data_hash"] == attrs["data_hash"]
     assert entry["seed"] == attrs["seed"] == GATED_SEED
     assert entry["code_version"] == attrs["code_version"]
-    assert entry["regime"] == attrs.get("regime", "paper") == "paper"
+    # the published forecast leads with plans a run can launch (issue 22)
+    assert entry["regime"] == attrs["regime"] == "realistic"
     assert entry["scenarios"] == PUBLISHED_SCENARIOS
-    # `draws` counts the propagated draws: the default thinning keeps every 4th of 4 x 1,000
+    # `draws` counts the propagated draws: the default thinning keeps every 10th of 4 x 1,000
     propagated = attrs["propagated_draws_per_chain"]
-    assert propagated == GATED_DRAWS // attrs["propagation_thinning"] == GATED_DRAWS // 4
+    assert propagated == GATED_DRAWS // attrs["propagation_thinning"] == GATED_DRAWS // 10
     assert (entry["chains"], entry["draws"], entry["latest"]) == (GATED_CHAINS, propagated, True)
 
     latest = client.get("/v1/forecasts/latest").json()
@@ -199,7 +200,12 @@ def test_query_numbers_are_the_dataset_quantiles(client, dataset):
     assert got["median"] == pytest.approx(np.quantile(draws, 0.5), rel=1e-12)
     assert got["lower"] == pytest.approx(np.quantile(draws, 0.1), rel=1e-12)
     assert got["upper"] == pytest.approx(np.quantile(draws, 0.9), rel=1e-12)
-    assert got["draws"] == draws.size == GATED_CHAINS * GATED_DRAWS // 4  # thinned to 1,000
+    assert got["draws"] == draws.size == GATED_CHAINS * GATED_DRAWS // 10  # thinned to 400
+    # the paper's idealized bound beside it: the same quantiles of the paper variable
+    paper = ds["paper_hit_year"].sel(wall="data_movement", scenario="baseline").values.ravel()
+    assert got["paper_median"] == pytest.approx(np.quantile(paper, 0.5), rel=1e-12)
+    assert got["paper_lower"] == pytest.approx(np.quantile(paper, 0.1), rel=1e-12)
+    assert got["paper_upper"] == pytest.approx(np.quantile(paper, 0.9), rel=1e-12)
 
 
 # ----------------------------------------------------------------------------- intervals
@@ -247,7 +253,7 @@ def test_probability_hit_by_year(client, dataset):
 
 
 def test_headline_is_the_reports_sentence(client, published_forecast):
-    from forecast.queries.headline import headline, load_forecast
+    from forecast.queries.headline import headline, load_forecast, paper_beside_sentence
 
     fc = load_forecast(published_forecast)
     for scenario in PUBLISHED_SCENARIOS:
@@ -255,6 +261,10 @@ def test_headline_is_the_reports_sentence(client, published_forecast):
         expected = headline(fc, scenario)
         assert got["sentence"] == expected.sentence and got["detail"] == expected.detail
         assert got["others"] == expected.others
+        # the paper's bound beside the realistic walls: the report's sentence for the scenario
+        assert got["regime"] == "realistic"
+        assert got["paper_beside"] == paper_beside_sentence(fc, scenario) != ""
+        assert f"in the {scenario} scenario" in got["paper_beside"]
         assert f"hits it in {fmt_calendar_year(got['year']['median'])} (" in got["detail"]
 
 
@@ -954,14 +964,14 @@ def test_curve_in_the_realistic_regime(client):
 
 
 def test_a_regime_with_no_published_forecast_is_404(client, forecast_id):
-    r = client.get("/v1/query", params={"wall": "latency", "regime": "realistic"})
-    assert r.status_code == 404 and "wallcast run --regime realistic" in r.json()["detail"]
-    assert client.get("/v1/forecasts", params={"regime": "realistic"}).json()["forecasts"] == []
-    listed = client.get("/v1/forecasts", params={"regime": "paper"}).json()["forecasts"]
+    r = client.get("/v1/query", params={"wall": "latency", "regime": "paper"})
+    assert r.status_code == 404 and "wallcast run --regime paper" in r.json()["detail"]
+    assert client.get("/v1/forecasts", params={"regime": "paper"}).json()["forecasts"] == []
+    listed = client.get("/v1/forecasts", params={"regime": "realistic"}).json()["forecasts"]
     assert forecast_id in [f["id"] for f in listed]
-    paper = client.get("/v1/query", params={"wall": "latency", "regime": "paper"}).json()
-    assert paper == client.get("/v1/query", params={"wall": "latency"}).json()
-    assert paper["regime"] == "paper"
+    real = client.get("/v1/query", params={"wall": "latency", "regime": "realistic"}).json()
+    assert real == client.get("/v1/query", params={"wall": "latency"}).json()
+    assert real["regime"] == "realistic"
 
 
 def test_the_service_knows_the_model_s_regimes():

@@ -106,7 +106,10 @@ def test_dashboard_loads_without_console_errors_and_draws_its_charts(page):
     # the plans the walls were searched over, as /v1/forecasts lists them
     meta = browser.evaluate("document.getElementById('forecast-meta').textContent")
     listed = httpx.get(f"{server}/v1/forecasts").json()["forecasts"][0]
-    assert f"; {listed['regime']} plans;" in meta and listed["regime"] == "paper"
+    assert f"; {listed['regime']} plans;" in meta and listed["regime"] == "realistic"
+    # ... and the paper's idealized bound beside them, under the headline (issue 22)
+    beside = browser.evaluate("document.getElementById('paper-beside').textContent")
+    assert beside == api["paper_beside"] and "years later" in beside
     # Plotly came from this server, not from a CDN
     sources = browser.evaluate("[...document.scripts].map(s => s.src)")
     assert all(src.startswith(server) for src in sources), sources
@@ -255,13 +258,13 @@ def test_explorer_shows_a_launchable_plan_in_the_realistic_regime(page):
     )
     assert shapes == [walls["data_movement_wall_flop"], walls["latency_wall_flop"]]
     browser.screenshot(shots / "dashboard-explorer-realistic.png")
-    browser.evaluate(
+    browser.evaluate(  # back to the forecast's own (realistic) plans and inputs
         "(() => { const a = document.getElementById('assumptions'); a.value = 'forecast';"
         " const s = document.getElementById('regime');"
-        " s.value = 'paper'; s.dispatchEvent(new Event('change')); })()"
+        " s.value = ''; s.dispatchEvent(new Event('change')); })()"
     )
     browser.wait_for(
-        f"{explorer}.regime === 'paper' && {explorer}.assumptions === 'forecast'"
+        f"{explorer}.regime === 'realistic' && {explorer}.assumptions === 'forecast'"
         f" && {explorer}.state === 'ready'"
     )
     assert browser.errors == []

@@ -79,6 +79,8 @@ async function renderHeadline(scenario, prob) {
   const box = document.getElementById("headline");
   box.replaceChildren(el("p", { class: "sentence" }, h.sentence), el("p", {}, h.detail));
   for (const other of h.others) box.append(el("p", {}, other));
+  // a realistic forecast: the paper's idealized bound beside it, on the same draws
+  if (h.paper_beside) box.append(el("p", { class: "note", id: "paper-beside" }, h.paper_beside));
 }
 
 async function renderIntervals(scenario, prob) {

@@ -1,0 +1,121 @@
+"""The paper's idealized bound beside a realistic forecast's walls (issue 22): the comparison rows,
+the sentence the report, deck and dashboard print, the 'what changed' line of a regime switch,
+and the query's ``paper_*`` keys read from a file."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from forecast.queries.answers import query
+from forecast.queries.headline import (
+    from_tree,
+    has_paper_beside,
+    paper_beside_cells,
+    paper_beside_rows,
+    paper_beside_sentence,
+)
+from forecast.report.changes import what_changed
+
+YEARS = np.arange(2024, 2046)
+WALLS = ["data_movement", "latency"]
+
+
+def _tree(regime: str = "realistic", paper: bool = True) -> xr.DataTree:
+    """Two scenarios, 2 x 50 draws: realistic hit years 2029 + i/100 (data movement) and
+    2032 + i/100 (latency); the paper's 0.5 and 1.2 years later on the same draws, except that
+    in draws 0-9 the paper's latency wall is never hit and in draws 0-4 neither latency wall is."""
+    n = 100
+    i = np.arange(n) / 100.0
+    real = np.stack([2029.0 + i, 2032.0 + i], axis=-1)
+    pap = real + np.array([0.5, 1.2])
+    pap[:10, 1] = np.inf
+    real[:5, 1] = np.inf
+    flop = 10.0 ** (29.0 + (real - 2029.0) * 0.5)
+    pflop = 10.0 ** (29.0 + (pap - 2029.0) * 0.5)
+
+    def cd(x):
+        return np.broadcast_to(x.reshape(2, 50, 2), (2, 2, 50, 2))  # (scenario, chain, draw, wall)
+
+    data = {
+        "hit_year": (("scenario", "chain", "draw", "wall"), cd(real)),
+        "hit_flop": (("scenario", "chain", "draw", "wall"), cd(flop)),
+    }
+    if paper:
+        data["paper_hit_year"] = (("scenario", "chain", "draw", "wall"), cd(pap))
+        data["paper_hit_flop"] = (("scenario", "chain", "draw", "wall"), cd(pflop))
+    ds = xr.Dataset(
+        data,
+        coords={"scenario": ["baseline", "other"], "wall": WALLS, "year": YEARS},
+    )
+    return xr.DataTree.from_dict({"/forecast": ds}, name=None)
+
+
+def _fc(regime: str = "realistic", paper: bool = True):
+    tree = _tree(regime, paper)
+    tree.attrs = {"regime": regime, "id": f"20260101T000000Z-{regime[:8]:0<8}"}
+    return from_tree(tree)
+
+
+def test_only_a_realistic_forecast_with_the_variables_has_the_bound_beside():
+    assert has_paper_beside(_fc())
+    assert not has_paper_beside(_fc("paper"))  # a paper forecast compares with nothing
+    assert not has_paper_beside(_fc(paper=False))  # published before the comparison
+    assert paper_beside_sentence(_fc("paper")) == ""
+
+
+def test_the_gap_is_the_median_over_the_same_draws():
+    rows = {(r["scenario"], r["wall"]): r for r in paper_beside_rows(_fc())}
+    dm = rows[("baseline", "data_movement")]
+    assert dm["paper_later_years"] == pytest.approx(0.5)
+    assert dm["paper_later_share"] == 1.0
+    assert dm["year"]["median"] == pytest.approx(np.median(2029.0 + np.arange(100) / 100))
+    assert dm["paper_year"]["median"] == pytest.approx(dm["year"]["median"] + 0.5)
+    lat = rows[("baseline", "latency")]
+    # draws 0-4: neither hit (no gap, left out); 5-9: only the realistic one (+inf); 10-99: +1.2
+    assert lat["paper_later_years"] == pytest.approx(1.2)
+    assert lat["paper_later_share"] == 1.0
+    # 10 of 100 paper draws never hit: the 90 % quantile touches them, so the upper end is +inf
+    assert math.isinf(lat["paper_year"]["upper"]) and math.isfinite(lat["year"]["upper"])
+    header, body = paper_beside_cells(list(rows.values()), 2045)
+    assert len(header) == len(body[0]) == 7
+    assert body[0][4] == "+0.5" and body[1][4] == "+1.2"
+
+
+def test_the_sentence_names_both_walls_their_gaps_and_the_scenario():
+    s = paper_beside_sentence(_fc())
+    assert "data-movement wall 0.5 years later (median 2030.0" in s
+    assert "latency wall 1.2 years later" in s
+    assert "baseline scenario" in s and "Erdil & Schneider-Joseph" in s
+    short = paper_beside_sentence(_fc(), short=True)
+    assert short.startswith("The paper's idealized plans")
+    assert "data-movement wall 0.5 years later and the latency wall 1.2 years later" in short
+
+
+def test_a_regime_switch_is_named_among_what_changed():
+    before, after = _fc("paper"), _fc("realistic")
+    lines = what_changed(after, before).data
+    assert any(line.startswith("plan regime: paper → realistic") for line in lines), lines
+    assert not any("plan regime" in line for line in what_changed(after, after).data)
+
+
+def test_the_query_reads_the_bound_beside_from_the_file(tmp_path):
+    """``wallcast query`` / ``/v1/query`` (h5py only) add ``paper_median``, ``paper_lower`` and
+    ``paper_upper``: the same interval as the realistic one, of the paper variable."""
+    fc = _fc()
+    path = tmp_path / "forecast.nc"
+    tree = xr.DataTree.from_dict({"/forecast": fc.forecast})
+    tree.attrs = fc.attrs
+    tree.to_netcdf(path, engine="h5netcdf")
+    out = query(path, "data_movement", "year", "baseline", 0.8)
+    assert out["regime"] == "realistic"
+    assert out["paper_median"] == pytest.approx(out["median"] + 0.5)
+    assert out["paper_lower"] == pytest.approx(out["lower"] + 0.5)
+    flop = query(path, "latency", "flop", "other", 0.8)
+    assert flop["paper_median"] > flop["median"]
+    tree2 = xr.DataTree.from_dict({"/forecast": _fc(paper=False).forecast})
+    tree2.to_netcdf(tmp_path / "old.nc", engine="h5netcdf")
+    assert "paper_median" not in query(tmp_path / "old.nc", "latency", "year")
