@@ -60,6 +60,7 @@ CROSSING_STEPS = 6  # bisection steps in a 0.05-dex bracket: 0.0008 dex
 DRAW_CHUNK = 16  # draws per compiled call
 SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979): _best_fn
 SCREEN_GROUPS_ABOVE = 2.0  # the screen ranks shapes this many groups above their top count
+SCAN_CHUNK = 3  # scan budgets per step, up to the latency wall's bracket (_scan; 81 = 27 x 3)
 
 
 @cache
@@ -112,13 +113,56 @@ def _best_fn(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int = SCREEN_KEE
     return best
 
 
-def _walls_one(hw: Hardware, a: Assumptions, g: LaunchGrid, threshold, keep: int = SCREEN_KEEP):
+def _scan(best, coarse, scan_chunk: int):
+    """``best`` at the scan's budgets: (utilization, feasible) per budget.
+
+    ``scan_chunk`` > 0: in chunks of that many budgets from the bottom, stopping after the chunk
+    that holds the first infeasible budget past a feasible one (the latency wall's bracket); the
+    budgets above it are left as infeasible (utilization 0). Every reading of the scan in
+    :func:`_walls_one` stops at that budget (the latency bracket; the first budget below the
+    threshold, which an infeasible budget is), so the walls are those of the whole scan; the
+    small-scale maximum is the largest utilization before the latency wall (the whole scan's
+    unless a run of feasible budgets came back above the wall with a higher utilization, which no
+    plan model here does). ``scan_chunk`` 0: every budget at once."""
+    n = coarse.size
+    if scan_chunk <= 0 or n % scan_chunk:
+        return jax.vmap(best)(coarse)
+    chunks = coarse.reshape(-1, scan_chunk)
+    idx = jnp.arange(n)
+
+    def more(state):
+        k, _, _, done = state
+        return (k < chunks.shape[0]) & ~done
+
+    def step(state):
+        k, u, ok, _ = state
+        uc, okc = jax.vmap(best)(chunks[k])
+        u = jax.lax.dynamic_update_slice(u, uc, (k * scan_chunk,))
+        ok = jax.lax.dynamic_update_slice(ok, okc, (k * scan_chunk,))
+        seen = idx < (k + 1) * scan_chunk
+        first_ok = jnp.min(jnp.where(ok, idx, n))
+        done = jnp.any(seen & ~ok & (idx > first_ok))
+        return k + 1, u, ok, done
+
+    start = (jnp.int32(0), jnp.zeros(n), jnp.zeros(n, dtype=bool), jnp.bool_(False))
+    _, u, ok, _ = jax.lax.while_loop(more, step, start)
+    return u, ok
+
+
+def _walls_one(
+    hw: Hardware,
+    a: Assumptions,
+    g: LaunchGrid,
+    threshold,
+    keep: int = SCREEN_KEEP,
+    scan_chunk: int = SCAN_CHUNK,
+):
     """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a)."""
     best = _best_fn(hw, a, g, keep)
 
     coarse = jnp.asarray(COARSE_LOG10_FLOP)
     n = coarse.size
-    u, ok = jax.vmap(best)(coarse)
+    u, ok = _scan(best, coarse, scan_chunk)
     i_best = jnp.argmax(u)
     offsets = GRID_STEP_DEX * jnp.arange(-MAX_REFINE_POINTS, MAX_REFINE_POINTS + 1)
     near = jnp.clip(coarse[i_best] + offsets, coarse[0], coarse[-1])
@@ -174,9 +218,18 @@ def _walls_one(hw: Hardware, a: Assumptions, g: LaunchGrid, threshold, keep: int
     return dm, lat, u_max
 
 
-@functools.partial(jax.jit, static_argnames="keep")
-def _walls_chunk(hw: Hardware, a: Assumptions, threshold, g: LaunchGrid, keep: int = SCREEN_KEEP):
-    return jax.lax.map(lambda z: _walls_one(z[0], z[1], g, z[2], keep), (hw, a, threshold))
+@functools.partial(jax.jit, static_argnames=("keep", "scan_chunk"))
+def _walls_chunk(
+    hw: Hardware,
+    a: Assumptions,
+    threshold,
+    g: LaunchGrid,
+    keep: int = SCREEN_KEEP,
+    scan_chunk: int = SCAN_CHUNK,
+):
+    return jax.lax.map(
+        lambda z: _walls_one(z[0], z[1], g, z[2], keep, scan_chunk), (hw, a, threshold)
+    )
 
 
 def fast_realistic_walls(
@@ -185,6 +238,7 @@ def fast_realistic_walls(
     threshold: float = UTILIZATION_THRESHOLD,
     grid: LaunchGrid | None = None,
     screen_keep: int = SCREEN_KEEP,
+    scan_chunk: int = SCAN_CHUNK,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both walls (log10 FLOP) and the small-scale maximum utilization per draw, realistic plans.
 
@@ -192,11 +246,12 @@ def fast_realistic_walls(
     ``(data_movement_wall, latency_wall, max_utilization)``.  ``grid``: the shapes to search
     (default: :func:`shortlist_grid`; the full :func:`forecast.model.realistic.launch_grid` gives
     the full search's walls at this path's budgets).  ``screen_keep``: shapes given every
-    microbatch candidate at each budget (:func:`_best_fn`; 0: all of them)."""
+    microbatch candidate at each budget (:func:`_best_fn`; 0: all of them).  ``scan_chunk``:
+    the scan's budgets per step, stopping past the latency wall (:func:`_scan`; 0: all at once)."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
-    chunk = functools.partial(_walls_chunk, keep=int(screen_keep))
+    chunk = functools.partial(_walls_chunk, keep=int(screen_keep), scan_chunk=int(scan_chunk))
     dm, lat, umax = _by_draw(chunk, hw, a, (jnp.float64(threshold),), g)
     return dm, lat, umax
 

@@ -91,6 +91,30 @@ def test_the_screen_keeps_the_walls_of_every_shape_searched():
     np.testing.assert_allclose(screened[2], every[2], rtol=1e-6)
 
 
+@pytest.mark.parametrize("chunk", [3, 9])
+def test_the_scan_that_stops_past_the_latency_wall_gives_the_whole_scans_walls(chunk):
+    """The scan in chunks from the bottom, stopping at the latency wall's bracket (``_scan``),
+    reads the same walls and small-scale maximum as all 81 budgets at once: the cases above, a
+    one-day run (latency wall 10^27.4: the scan stops after a third of its budgets) and a
+    ten-year run on a part with near-zero latencies and vast bandwidths (latency wall 10^36.9:
+    nearly every chunk) (benchmarks/realistic_scan.py: 1,000 of 1,000 conditions identical)."""
+    fast = GB200._replace(
+        scaleout_bandwidth=1e13, scaleup_bandwidth=1e14, hbm_bandwidth=1e15, hbm_capacity=1e13
+    )
+    tiny = dict(kernel_latency_s=1e-9, allreduce_base_latency_s=1e-9)
+    tiny |= dict(intra_domain_hop_s=1e-10, inter_domain_hop_s=1e-10)
+    cases = [*CASES.values()]
+    cases.append((H100, Assumptions(duration_s=86_400.0)))
+    cases.append((fast, Assumptions(duration_s=3650 * 86_400.0, **tiny)))
+    hw = Hardware(*(np.array([h[i] for h, _ in cases]) for i in range(len(Hardware._fields))))
+    a = Assumptions(*(np.array([x[i] for _, x in cases]) for i in range(len(Assumptions._fields))))
+    whole = np.stack(fast_realistic_walls(hw, a, scan_chunk=0))
+    chunked = np.stack(fast_realistic_walls(hw, a, scan_chunk=chunk))
+    np.testing.assert_array_equal(chunked, whole)
+    assert np.isfinite(whole[:2]).all()
+    assert whole[1, -2] < 27.5 and whole[1, -1] > 36.5  # the two ends the scan stops at
+
+
 def test_the_utilization_curve_is_the_costs_utilization():
     """``fast_realistic_utilization`` (the stored utilization curves) is the utilization of
     ``fast_realistic_cost`` without its shortest-run bisection: the same numbers, 0 past the

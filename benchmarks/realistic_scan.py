@@ -1,0 +1,78 @@
+"""Benchmark: the realistic fast path's scan stopping past the latency wall, against the whole scan.
+
+    .venv/bin/python benchmarks/realistic_scan.py [--conditions 500] [--frontier 500]
+        [--seed 31] [--chunk 3] [--repeats 2]
+
+The scan of :func:`forecast.model.realistic_fast._walls_one` evaluates 81 budgets from 1e20 to
+1e40 FLOP. With ``scan_chunk`` it evaluates them ``--chunk`` at a time from the bottom and stops
+after the chunk holding the first infeasible budget past a feasible one (the latency wall's
+bracket); ``scan_chunk=0`` evaluates all 81 (the path before). Both run in this process on the
+same conditions (random accelerators and assumptions of ``benchmarks/realistic_fast.py`` and
+``--frontier`` (draw, year) pairs of the published forecast), alternately ``--repeats`` times each
+after compilation. The walls and the small-scale maximum must be identical (the scan's readings
+all stop at that bracket); the script counts the conditions where they are not.
+
+Last line: ``speedup=<x> identical=<k>/<n> new_ms=<a> old_ms=<b>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from forecast.config.runtime import init_jax  # isort: skip
+
+init_jax()
+
+sys.path.insert(0, str(Path(__file__).parent))
+from realistic_fast import conditions, frontier_conditions, stack  # noqa: E402
+
+from forecast.model.realistic_fast import fast_realistic_walls  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--conditions", type=int, default=500)
+    p.add_argument("--frontier", type=int, default=500)
+    p.add_argument("--seed", type=int, default=31)
+    p.add_argument("--chunk", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=2)
+    args = p.parse_args(argv)
+    print(f"# {platform.processor() or platform.machine()}")
+    conds = conditions(args.conditions, args.seed) + frontier_conditions(args.frontier, args.seed)
+    hw, a = stack(conds)
+    n = len(conds)
+    variants = {"whole scan": 0, f"chunks of {args.chunk}": args.chunk}
+    first = stack(conds[:16])
+    for chunk in variants.values():
+        fast_realistic_walls(*first, scan_chunk=chunk)  # compile
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    out: dict[str, np.ndarray] = {}
+    for _ in range(args.repeats):
+        for name, chunk in variants.items():
+            t = time.perf_counter()
+            out[name] = np.stack(fast_realistic_walls(hw, a, scan_chunk=chunk))
+            times[name].append(time.perf_counter() - t)
+    old, new = out["whole scan"], out[f"chunks of {args.chunk}"]
+    same = np.all((old == new) | (np.isnan(old) & np.isnan(new)), axis=0)
+    t_old, t_new = (min(times[k]) / n * 1e3 for k in variants)
+    print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
+    print(f"whole scan: {t_old:.1f} ms a condition (best of {args.repeats})")
+    print(f"chunks of {args.chunk}: {t_new:.1f} ms a condition")
+    for i, what in enumerate(("data-movement wall", "latency wall", "small-scale maximum")):
+        differ = np.flatnonzero(old[i] != new[i])
+        print(f"{what}: {differ.size} of {n} differ " + str([conds[j][0] for j in differ[:3]]))
+    print(
+        f"speedup={t_old / t_new:.2f} identical={int(same.sum())}/{n} "
+        f"new_ms={t_new:.1f} old_ms={t_old:.1f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
