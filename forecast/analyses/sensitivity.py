@@ -81,6 +81,7 @@ from forecast.priors.registry import (
     level_key,
 )
 from forecast.queries.analyses import _METHOD, _strings
+from forecast.stats.sequence_length import SEQUENCE_REFERENCE_YEAR
 from forecast.stats.trends import METRICS, PRIOR_KEYS, trend_observations
 
 DEFAULT_SAMPLES = SENSITIVITY_SAMPLES
@@ -400,11 +401,19 @@ def _correlate(u: np.ndarray, keys: Sequence[str], basis: Basis | None) -> np.nd
     return out
 
 
+SEQUENCE_LAW = ("log10_sequence_2024", "sequence_growth_dex_per_year")
+"""Posterior variables of the sequence-length law (:mod:`forecast.stats.sequence_length`)."""
+
+
 def forecast_anchors(tree: xr.DataTree) -> dict[str, float]:
     """2024 log10 level of each hardware metric: posterior medians of a fit or forecast tree."""
     post = tree["posterior"].to_dataset()
     med = post["intercept"].median(dim=("chain", "draw"))
-    return {str(m): float(med.sel(metric=m)) for m in med["metric"].values}
+    out = {str(m): float(med.sel(metric=m)) for m in med["metric"].values}
+    for name in SEQUENCE_LAW:  # the realistic regime's sequence length (posterior median law)
+        if name in post:
+            out[name] = float(post[name].median())
+    return out
 
 
 def data_anchors(hardware_df: Any, prior_set: Any) -> dict[str, float]:
@@ -432,6 +441,10 @@ def _trends(
     f_slope = np.log10(np.asarray(draws["frontier.compute_growth_per_year"], dtype=float))
     f_level = np.log10(np.asarray(draws["frontier.compute_2024_flop"], dtype=float))
     out["frontier_compute"] = f_level[:, None] + f_slope[:, None] * t
+    if all(name in anchors for name in SEQUENCE_LAW):  # the posterior median law, every draw
+        s0, g = (anchors[name] for name in SEQUENCE_LAW)
+        x = np.asarray(years, dtype=float) - SEQUENCE_REFERENCE_YEAR
+        out["sequence_length"] = np.broadcast_to(s0 + g * x, out["frontier_compute"].shape)
     return out
 
 
@@ -440,16 +453,22 @@ def evaluate_targets(
     anchors: Mapping[str, float],
     years: np.ndarray | None = None,
     wall_year_step: int = DEFAULT_WALL_YEAR_STEP,
+    regime: str = "paper",
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Targets per draw, capped, and a mask of the capped (never-hit) draws per target.
 
     ``draws``: every key of :data:`forecast.inference.propagate.PROPAGATED_KEYS` and :data:`TREND_KEYS`
-    (sample,).
+    (sample,).  ``regime``: the plans searched (the realistic regime's sequence length is the
+    anchors' posterior median law, :func:`forecast_anchors`, else the model's default).
     """
     years = DEFAULT_YEARS if years is None else np.asarray(years, dtype=float)
     trends = _trends(draws, anchors, years)
+    if regime == "paper":
+        trends.pop("sequence_length", None)
     inputs = {k: np.asarray(draws[k], dtype=float) for k in PROPAGATED_KEYS}
-    res = propagate(trends, inputs, years, wall_year_step, cost=False)  # hit years only
+    res = propagate(  # hit years only
+        trends, inputs, years, wall_year_step, cost=False, regime=regime, paper_beside=False
+    )
     cap_year = float(years[-1]) + 1.0
     f_level = np.log10(np.asarray(draws["frontier.compute_2024_flop"], dtype=float))
     f_slope = np.log10(np.asarray(draws["frontier.compute_growth_per_year"], dtype=float))
@@ -501,6 +520,7 @@ def run_sensitivity(
     keys: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     model: Callable[..., tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] | None = None,
+    tornado_regime: str = "paper",
 ) -> SensitivityResult:
     """Sobol indices and tornado of every target with respect to every uncertain input.
 
@@ -510,6 +530,9 @@ def run_sensitivity(
     basis's uncertain ones, :func:`input_keys`); a point mass among them gets indices 0.  ``n``
     base samples cost ``n * (k + 2) + 2k + 1`` propagations.  ``model``: the function of the
     draws to analyse, with :func:`evaluate_targets`'s signature and result (the default).
+    ``tornado_regime``: the plans of the tornado's 2k + 1 points (the forecast's own regime: its
+    signposts read the tornado); the Sobol indices are always the paper regime's (n (k + 2)
+    evaluations; the realistic fast path costs ~9x each).
     """
     init_jax()
     basis = inputs if isinstance(inputs, Basis) else prior_basis(inputs)
@@ -529,6 +552,13 @@ def run_sensitivity(
     if progress:
         progress(f"{k} inputs, {u.shape[0]} model evaluations ...")
     targets, capped = (model or evaluate_targets)(draws, anchors, years, wall_year_step)
+    if tornado_regime != "paper":  # the tornado's rows again, in the forecast's own plans
+        rows = {kk: np.asarray(v)[tornado_rows:] for kk, v in draws.items()}
+        t_targets, t_capped = evaluate_targets(
+            rows, anchors, years, wall_year_step, regime=tornado_regime
+        )
+        targets = {t: np.concatenate([v[:tornado_rows], t_targets[t]]) for t, v in targets.items()}
+        capped = {t: np.concatenate([v[:tornado_rows], t_capped[t]]) for t, v in capped.items()}
     names = list(targets)
     out = {
         name: np.empty((len(names), k))
@@ -586,6 +616,8 @@ def run_sensitivity(
             "evaluations": int(u.shape[0]),
             "seed": int(seed),
             "wall_year_step": int(wall_year_step),
+            "indices_regime": "paper",  # the Sobol indices: the paper regime's fast path
+            "tornado_regime": str(tornado_regime),  # the tornado and its baseline
             "bootstrap": int(n_bootstrap),
             "seconds": float(elapsed),
             "prior_set": str(getattr(prior_set, "name", "")),

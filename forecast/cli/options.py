@@ -49,8 +49,19 @@ RegimeOpt = Annotated[
         case_sensitive=False,
         help="paper: plans relaxed to continuous quantities (Erdil & Schneider-Joseph 2024); "
         "realistic: plans a run can launch (whole sequences or context parallelism, whole layers "
-        "per stage, whole degrees). Default: the forecast's own regime (walls and curves over "
-        "the forecast), else paper.",
+        "per stage, whole degrees). Default: the forecast's own regime over the forecast's "
+        "inputs (realistic for a forecast of `wallcast run`); paper with --assumptions paper.",
+    ),
+]
+
+RunRegimeOpt = Annotated[
+    Regime,
+    typer.Option(
+        "--regime",
+        case_sensitive=False,
+        help="Plans the forecast's walls are searched over: realistic (plans a run can launch, "
+        "with the paper's idealized walls beside them on the same draws) or paper (Erdil & "
+        "Schneider-Joseph 2024's idealized plans alone, ~1/9 the time per draw).",
     ),
 ]
 
@@ -296,7 +307,7 @@ REFRESH_PARAMETERS: tuple[tuple[str, Any], ...] = (
             ),
         ],
     ),
-    ("regime", RegimeOpt),
+    ("regime", RunRegimeOpt),
 )
 assert [n for n, _ in REFRESH_PARAMETERS] == [f.name for f in fields(RefreshOptions)]
 

@@ -372,7 +372,8 @@ def query_line(out: dict[str, Any]) -> str:
         line += (
             f"\n  the paper's idealized plans: median {fmt(out['paper_median'])}; "
             f"{fmt_pct(out['prob'])} interval {fmt(out['paper_lower'])} - "
-            f"{fmt(out['paper_upper'])}"
+            f"{fmt(out['paper_upper'])}; not hit by the last year in "
+            f"{fmt_pct(out['paper_not_hit_fraction'])} of the same draws"
         )
     return line
 

@@ -26,8 +26,9 @@ run on both instruction sets with margin (BENCHMARKS.md, "Convergence gate margi
 DEFAULT_PROPAGATE_DRAWS = 400
 """Posterior draws propagated per scenario by default (evenly thinned from the fit's chains x
 draws). The realistic regime, the forecast's default, costs ~9 ms a draw-year on 2 cores (the
-paper's ~1 ms): 400 draws keep the eight scenarios' propagation to ~3 minutes; BENCHMARKS.md
-section 10 gives the Monte Carlo error of the hit-year quantiles at this size."""
+paper's ~1 ms): at 400 draws the eight scenarios' propagation took ~5 minutes of wall clock on 2
+cores; BENCHMARKS.md section 10 gives the Monte Carlo error of the hit-year quantiles at this
+size."""
 
 FIRST_YEAR = 2024
 LAST_YEAR = 2045

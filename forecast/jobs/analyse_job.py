@@ -131,6 +131,8 @@ def sensitivity(
     if prior_basis is not None:
         keys = sens.input_keys(basis.prior_set, prior_basis.prior_set)
     kwargs = {} if wall_year_step is None else {"wall_year_step": wall_year_step}
+    if tree is not None:  # the tornado (the report's signposts) in the forecast's own plans
+        kwargs["tornado_regime"] = str(tree.attrs.get("regime", "paper"))
     common = dict(n=samples, seed=seed, keys=keys, progress=progress, **kwargs)
     progress(f"basis {basis.name}: {sens.basis_summary(basis, keys)}")
     result = sens.run_sensitivity(basis, anchors, **common)

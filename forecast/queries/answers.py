@@ -41,7 +41,7 @@ def quantiles_with_inf(values: np.ndarray, probs) -> np.ndarray:
     frac = h - lo
     a, b = v[lo], v[hi]
     with np.errstate(invalid="ignore"):
-        out = a + frac * (b - a)
+        out = np.where(frac == 0, a, a + frac * (b - a))  # on a draw: that draw (0 x inf is NaN)
     return np.where(np.isinf(b) & (frac > 0), b, np.where(np.isinf(a), a, out))
 
 

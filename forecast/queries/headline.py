@@ -111,7 +111,7 @@ PAPER_BESIDE_HEADER = [
     "wall",
     "hit year, launchable plans",
     "hit year, paper's plans",
-    "paper later by (years, median of draws)",
+    "paper's later by (years, median of draws)",
     "hit FLOP, launchable plans",
     "hit FLOP, paper's plans",
 ]
@@ -124,10 +124,12 @@ def has_paper_beside(fc: Forecast) -> bool:
 
 
 def paper_beside_rows(fc: Forecast, prob: float = PROB) -> list[dict]:
-    """Per scenario and wall: the realistic hit year and FLOP (median and ``prob`` interval),
-    the paper regime's on the same draws, and the median over draws of how much later the paper's
-    bound is hit (years; +inf where the paper's wall is not hit by the last year but the
-    realistic one is), with the share of draws in which the paper's is hit later or never."""
+    """Per scenario and wall: the realistic hit year and FLOP (median and ``prob`` interval), the
+    paper regime's on the same draws, and ``paper_later_years``: the median over draws of the
+    paper's hit year minus the realistic one (+inf where only the realistic wall is hit by the
+    last year, -inf where only the paper's is; draws where neither is hit are left out and
+    counted in ``neither_share``; NaN when that is every draw), with the shares of draws in
+    which the paper's wall comes later (``paper_later_share``) and earlier."""
     ds = fc.forecast
     rows = []
     for scenario in fc.scenarios:
@@ -135,9 +137,9 @@ def paper_beside_rows(fc: Forecast, prob: float = PROB) -> list[dict]:
             sel = {"scenario": scenario, "wall": wall}
             real_y = ds["hit_year"].sel(sel).values.ravel()
             paper_y = ds["paper_hit_year"].sel(sel).values.ravel()
+            neither = np.isinf(real_y) & np.isinf(paper_y)
             with np.errstate(invalid="ignore"):
-                later = paper_y - real_y  # inf - inf: neither hit, no gap to speak of
-            later = later[~np.isnan(later)]
+                later = (paper_y - real_y)[~neither]  # +inf: only the realistic wall is hit
             rows.append(
                 {
                     "scenario": scenario,
@@ -146,27 +148,36 @@ def paper_beside_rows(fc: Forecast, prob: float = PROB) -> list[dict]:
                     "paper_year": interval(paper_y, prob),
                     "flop": interval(ds["hit_flop"].sel(sel).values, prob),
                     "paper_flop": interval(ds["paper_hit_flop"].sel(sel).values, prob),
-                    "paper_later_years": float(quantiles_with_inf(later, [0.5])[0])
-                    if later.size
-                    else math.nan,
+                    "paper_later_years": (
+                        float(quantiles_with_inf(later, [0.5])[0]) if later.size else math.nan
+                    ),
                     "paper_later_share": float(np.mean(later > 0)) if later.size else math.nan,
+                    "paper_earlier_share": float(np.mean(later < 0)) if later.size else math.nan,
+                    "neither_share": float(np.mean(neither)),
                 }
             )
     return rows
+
+
+def _gap_cell(gap: float) -> str:
+    if math.isnan(gap):
+        return "neither hit"
+    if math.isinf(gap):
+        return "paper's not hit" if gap > 0 else "launchable not hit"
+    return f"{gap:+.1f}"
 
 
 def paper_beside_cells(rows: list[dict], last_year: int) -> tuple[list[str], list[list[str]]]:
     """Header and string cells of :func:`paper_beside_rows` (report and deck)."""
     body = []
     for r in rows:
-        gap = r["paper_later_years"]
         body.append(
             [
                 r["scenario"],
                 wall_label(r["wall"]),
                 fmt_year(r["year"]["median"], last_year),
                 fmt_year(r["paper_year"]["median"], last_year),
-                "—" if math.isnan(gap) else ("never hit" if math.isinf(gap) else f"{gap:+.1f}"),
+                _gap_cell(r["paper_later_years"]),
                 fmt_flop(r["flop"]["median"]),
                 fmt_flop(r["paper_flop"]["median"]),
             ]
@@ -174,49 +185,52 @@ def paper_beside_cells(rows: list[dict], last_year: int) -> tuple[list[str], lis
     return list(PAPER_BESIDE_HEADER), body
 
 
+def _gap_phrase(r: dict, last_year: int, short: bool = False) -> str:
+    """One wall's difference between the two plan models, as a phrase."""
+    gap, label = r["paper_later_years"], wall_label(r["wall"])
+    if math.isnan(gap):
+        return f"the {label} wall not by {last_year} under either plan model"
+    if math.isinf(gap):
+        if gap > 0:
+            return (
+                f"the {label} wall not by {last_year} in most of the draws in which launchable "
+                "plans reach it"
+            )
+        return (
+            f"the {label} wall by {last_year} in most of the draws in which launchable plans do "
+            "not reach it"
+        )
+    word = "later" if gap >= 0 else "earlier"
+    phrase = f"the {label} wall {abs(gap):.1f} years {word}"
+    if short:
+        return phrase
+    median = r["paper_year"]["median"]
+    if math.isinf(median):
+        return f"{phrase} (median: not by {last_year})"
+    return f"{phrase} (median {median:.1f}, at about {prose_flop(r['paper_flop']['median'])} FLOP)"
+
+
 def paper_beside_sentence(fc: Forecast, scenario: str | None = None, short: bool = False) -> str:
-    """How far the paper's idealized bound is from the forecast's realistic walls, in one
-    sentence per forecast (empty when the forecast does not hold both); ``short``: the gaps in
-    years only (the deck)."""
+    """How far the paper's idealized walls are from the forecast's realistic ones, in one
+    sentence (empty when the forecast does not hold both); ``short``: the gaps only (the
+    deck)."""
     if not has_paper_beside(fc):
         return ""
     scenario = fc.scenarios[0] if scenario is None else scenario
+    rows = [r for r in paper_beside_rows(fc) if r["scenario"] == scenario]
+    parts = " and ".join(_gap_phrase(r, fc.last_year, short) for r in rows)
     if short:
-        gaps = []
-        for r in paper_beside_rows(fc):
-            gap = r["paper_later_years"]
-            if r["scenario"] == scenario and math.isfinite(gap):
-                word = "later" if gap >= 0 else "earlier"
-                gaps.append(f"the {wall_label(r['wall'])} wall {abs(gap):.1f} years {word}")
-        if not gaps:
-            return ""
         return (
             "The paper's idealized plans (continuous degrees, one-token microbatches) would hit "
-            + " and ".join(gaps)
-            + " (median over the same draws)."
+            f"{parts} (median over the same draws)."
         )
-    parts = []
-    for r in paper_beside_rows(fc):
-        if r["scenario"] != scenario:
-            continue
-        gap, label = r["paper_later_years"], wall_label(r["wall"])
-        when = fmt_year(r["paper_year"]["median"], fc.last_year)
-        if math.isnan(gap):
-            parts.append(f"the {label} wall is not hit by {fc.last_year} under either")
-        elif math.isinf(gap):
-            parts.append(f"the {label} wall not by {fc.last_year} in most draws")
-        else:
-            word = "later" if gap >= 0 else "earlier"
-            parts.append(
-                f"the {label} wall {abs(gap):.1f} years {word} (median {when}, at about "
-                f"{prose_flop(r['paper_flop']['median'])} FLOP)"
-            )
     return (
         "Beside these walls, the paper's idealized plans (Erdil & Schneider-Joseph 2024: "
-        "continuous degrees, microbatches down to one token at no cost) would put "
-        + " and ".join(parts)
-        + f" in the {scenario} scenario (medians over the same draws): the gap is what "
-        "launching whole sequences, whole layers per stage and whole degrees costs."
+        f"continuous degrees, microbatches down to one token at no cost) would put {parts} in "
+        f"the {scenario} scenario (the median over the same draws of the paper's hit year minus "
+        "the launchable one): the difference is what whole sequences, whole layers per stage "
+        "and whole degrees change, net of the recomputation and interleaving that the paper's "
+        "plans do not have."
     )
 
 

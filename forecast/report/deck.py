@@ -223,8 +223,12 @@ def build_deck(fc: Forecast, changes: Changes) -> Presentation:
                 "(no sensitivity analysis in this forecast)."
             )
         )
-        if e.method == "sensitivity" and sensitivity_regime_note(fc):
-            text += " Walls of the paper's idealized plans (the analysis's fast path)."
+        sens = fc.group("sensitivity") if e.method == "sensitivity" else None
+        if sens is not None and sensitivity_regime_note(fc):
+            if sens.attrs.get("sensitivity_tornado_regime", "paper") == fc.regime:
+                text += " Walls of launchable plans; its Sobol ranking: the paper's plans."
+            else:
+                text += " Walls of the paper's idealized plans (the analysis's fast path)."
         moved = [m for m in sobol_before_after(fc) if m.wall == h.wall]
         if moved:
             b, a = (Figure(v, f"{v:.2f}") for v in (moved[0].before[0], moved[0].after[0]))

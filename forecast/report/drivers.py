@@ -193,12 +193,21 @@ def sensitivity_regime_note(fc: Forecast) -> str:
     """What a realistic forecast's sensitivity analysis is about: the walls of the paper's plans
     (``wallcast analyse`` runs the paper regime's fast path; the realistic one costs ~9x per
     evaluation). Empty for a paper forecast."""
-    if fc.regime == "paper" or fc.group(SENSITIVITY_GROUP) is None:
+    ds = fc.group(SENSITIVITY_GROUP)
+    if fc.regime == "paper" or ds is None:
         return ""
+    if ds.attrs.get("sensitivity_tornado_regime", "paper") == fc.regime:
+        return (
+            "The Sobol indices rank the inputs of the paper's idealized walls (its fast path, "
+            "over the same inputs; the launchable-plan path would cost ~9x per evaluation); the "
+            "tornado, and the signposts and levers read from it, are the launchable-plan walls "
+            "this forecast leads with."
+        )
     return (
-        "The sensitivity analysis ranks the inputs of the paper's idealized walls (its fast "
-        "path, over the same inputs), not of the launchable-plan walls this forecast leads "
-        "with: they share every input, but the ranking of the two is not checked to be the same."
+        "The sensitivity analysis (Sobol indices and tornado) ranks the inputs of the paper's "
+        "idealized walls (its fast path, over the same inputs), not of the launchable-plan walls "
+        "this forecast leads with: they share every input, but the two rankings are not checked "
+        "to be the same."
     )
 
 

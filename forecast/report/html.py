@@ -187,10 +187,11 @@ def report_blocks(
         blocks.append(
             Block(
                 "p",
-                "Every number above is for plans a run can launch (the realistic regime). The "
-                "same draws through the paper's idealized plans give its bound: the table puts "
-                "the two side by side (medians; the gap is the median over draws of the paper's "
-                "hit year minus the realistic one). " + paper_beside_sentence(fc),
+                "The headline, the fan chart, the cost and the tables above are for plans a "
+                "run can launch (the realistic regime). The same draws through the paper's "
+                "idealized plans give the paper's walls: the table puts the two side by side "
+                "(medians; the difference is the median over draws of the paper's hit year "
+                "minus the launchable one; 'not hit': by the last year).",
             )
         )
         p_header, p_body = paper_beside_cells(paper_beside_rows(fc), last)
@@ -386,7 +387,7 @@ def report_blocks(
     blocks.append(Block("table", header=["item", "value"], rows=[list(r) for r in provenance(fc)]))
 
     blocks.append(Block("h2", "What uncertainty the model does not include"))
-    blocks.append(Block("ul", items=not_modelled()))
+    blocks.append(Block("ul", items=not_modelled(fc.regime)))
     blocks.extend(glossary_blocks(fc))
     blocks.extend(reference_blocks(blocks))
     return stand_alone_blocks(blocks)

@@ -177,3 +177,37 @@ def test_cli_sensitivity_json(model_result):  # the fixture has compiled the fas
     for r in rows:
         assert {"target", "input", "first_order", "total", "first_order_ci", "total_ci"} <= set(r)
         assert {"tornado_low", "tornado_high"} <= set(r)
+
+
+def test_the_tornado_in_the_forecasts_regime_leaves_the_sobol_indices_alone(model_result):
+    """``tornado_regime="realistic"`` (a realistic forecast's `wallcast analyse`): the 2k + 1
+    tornado points are the realistic walls (with the sequence length of the anchors' law), the
+    Sobol indices the paper regime's, the same numbers as without it; the group says which."""
+    from forecast.analyses.sensitivity import data_anchors, evaluate_targets, run_sensitivity
+    from forecast.config.paths import default_priors_path
+    from forecast.data.hardware import load_hardware
+    from forecast.priors import load_priors
+
+    prior_set = load_priors(default_priors_path())
+    anchors = data_anchors(load_hardware(), prior_set)
+    anchors |= {"log10_sequence_2024": np.log10(8192.0), "sequence_growth_dex_per_year": 0.1}
+    real = run_sensitivity(
+        prior_set, anchors, n=64, seed=0, n_bootstrap=100, tornado_regime="realistic"
+    )
+    for name, values in model_result.indices.items():  # the paper's, untouched
+        np.testing.assert_array_equal(real.indices[name], values, err_msg=name)
+    assert not np.allclose(real.baseline, model_result.baseline)
+    # the realistic baseline is the realistic walls at every input's median
+    medians = {
+        k: np.atleast_1d(v)
+        for k, v in prior_set.sample_from_uniforms(
+            np.full((1, len(real.inputs)), 0.5), real.inputs, fill="median"
+        ).items()
+    }
+    targets, _ = evaluate_targets(medians, anchors, regime="realistic")
+    for t, name in enumerate(real.targets):
+        if name in targets:
+            assert real.baseline[t] == pytest.approx(float(targets[name][0]), abs=1e-9), name
+    ds = sensitivity_dataset(real)
+    assert ds.attrs["sensitivity_tornado_regime"] == "realistic"
+    assert ds.attrs["sensitivity_indices_regime"] == "paper"

@@ -193,8 +193,11 @@ def test_cli_run_regime_paper_publishes_a_paper_forecast(ws, first_run, tmp_path
         fc = dt["forecast"].to_dataset().sel(scenario="baseline", draw=paper["draw"]).load()
     real = np.log10(fc["wall_flop"])
     assert real.shape == paper.shape and np.isfinite(paper).all()
-    assert not np.allclose(real.values, paper.values, atol=0.01)
-    assert np.isfinite(fc["paper_wall_flop"]).all()
+    # on the realistic forecast's own draws, its paper walls beside differ from its walls: the
+    # regimes, not the inputs, make the difference
+    beside = np.log10(fc["paper_wall_flop"])
+    assert np.isfinite(beside).all()
+    assert not np.allclose(real.values, beside.values, atol=0.01)
 
     # the service's `regime` parameter picks the newest forecast of that regime, whichever one
     # `latest` names; a named forecast of the other regime is refused, naming the parameter

@@ -24,7 +24,7 @@ YEARS = np.arange(2024, 2046)
 WALLS = ["data_movement", "latency"]
 
 
-def _tree(regime: str = "realistic", paper: bool = True) -> xr.DataTree:
+def _tree(paper: bool = True) -> xr.DataTree:
     """Two scenarios, 2 x 50 draws: realistic hit years 2029 + i/100 (data movement) and
     2032 + i/100 (latency); the paper's 0.5 and 1.2 years later on the same draws, except that
     in draws 0-9 the paper's latency wall is never hit and in draws 0-4 neither latency wall is."""
@@ -55,7 +55,7 @@ def _tree(regime: str = "realistic", paper: bool = True) -> xr.DataTree:
 
 
 def _fc(regime: str = "realistic", paper: bool = True):
-    tree = _tree(regime, paper)
+    tree = _tree(paper)
     tree.attrs = {"regime": regime, "id": f"20260101T000000Z-{regime[:8]:0<8}"}
     return from_tree(tree)
 
@@ -119,3 +119,42 @@ def test_the_query_reads_the_bound_beside_from_the_file(tmp_path):
     tree2 = xr.DataTree.from_dict({"/forecast": _fc(paper=False).forecast})
     tree2.to_netcdf(tmp_path / "old.nc", engine="h5netcdf")
     assert "paper_median" not in query(tmp_path / "old.nc", "latency", "year")
+
+
+def _set(fc, wall: str, real, paper):
+    """``fc`` with one wall's hit years replaced in every scenario (100 draws)."""
+    ds = fc.forecast.copy(deep=True)
+    for name, values in (("hit_year", real), ("paper_hit_year", paper)):
+        arr = np.broadcast_to(np.asarray(values, float).reshape(2, 50), (2, 2, 50))
+        ds[name].loc[{"wall": wall}] = arr
+    fc.forecast = ds
+    return fc
+
+
+def test_never_hit_draws_are_named_for_the_right_plan_model():
+    """-inf: only the paper's wall is hit; every draw neither: NaN, said as such; the deck's short
+    sentence says it too instead of dropping the wall."""
+    never = np.full(100, np.inf)
+    fc = _set(_fc(), "latency", never, 2033.0 + np.arange(100) / 100)
+    lat = {r["wall"]: r for r in paper_beside_rows(fc)}["latency"]
+    assert lat["paper_later_years"] == -np.inf and lat["paper_earlier_share"] == 1.0
+    s = paper_beside_sentence(fc)
+    assert (
+        "latency wall by 2045 in most of the draws in which launchable plans do not reach it" in s
+    )
+    fc = _set(_fc(), "latency", never, never)
+    lat = {r["wall"]: r for r in paper_beside_rows(fc)}["latency"]
+    assert math.isnan(lat["paper_later_years"]) and lat["neither_share"] == 1.0
+    assert "latency wall not by 2045 under either plan model" in paper_beside_sentence(fc)
+    assert "under either plan model" in paper_beside_sentence(fc, short=True)
+    _, body = paper_beside_cells([lat], 2045)
+    assert body[0][3] == "not by 2045" and body[0][4] == "neither hit"
+
+
+def test_a_quantile_on_a_draw_next_to_a_never_hit_one_is_that_draw():
+    """The median of [1, 2, inf] is 2, not NaN (0 x inf): a reading on a draw is that draw."""
+    from forecast.queries.answers import quantiles_with_inf
+
+    got = quantiles_with_inf(np.array([1.0, 2.0, np.inf]), [0.0, 0.25, 0.5, 0.75, 1.0])
+    np.testing.assert_array_equal(got, [1.0, 1.5, 2.0, np.inf, np.inf])
+    assert quantiles_with_inf(np.array([-np.inf, 1.0, 2.0]), [0.5])[0] == 1.0

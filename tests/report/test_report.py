@@ -807,6 +807,13 @@ def test_not_modelled_follows_validation_doc():
         assert any(b.startswith(opening) for b in bullets), opening
     items = not_modelled()
     assert items == [item.text for item in NOT_MODELLED]
+    # a forecast of launchable plans: the same items, none saying the forecast searches the
+    # paper's relaxed plans or that the realistic regime does not feed it
+    realistic = not_modelled("realistic")
+    assert len(realistic) == len(items) and realistic != items
+    assert not any("searches the paper's relaxed plans" in t for t in realistic)
+    assert not any("does not feed the forecast" in t for t in realistic + items)
+    assert any("plans a run can launch, from a shortlist of 979" in t for t in realistic)
     # mixture of experts is modelled (expert parallelism): the report must not say otherwise
     moe = [t for t in items if "mixture of experts" in t.lower() or "expert" in t.lower()]
     assert moe and all("modelled simply" in t for t in moe), moe
