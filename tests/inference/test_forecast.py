@@ -136,7 +136,7 @@ def test_latest_missing_gives_clear_error(tmp_path: Path):
 # ----------------------------------------------------------------------------- end to end
 
 
-PROPAGATE = 1000  # as `wallcast run`: every 4th draw of the 4 x 1,000 fit
+PROPAGATE = 1000  # the paper regime (the library default) on every 4th draw of the 4 x 1,000 fit
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import xarray as xr
 from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED
 from typer.testing import CliRunner
 
+from forecast.config.settings import DEFAULT_PROPAGATE_DRAWS
 from forecast.priors import load_overlay
 from forecast.store.reader import latest_forecast_path
 
@@ -45,8 +46,9 @@ def _run(outputs: Path, *args: str) -> xr.DataTree:
 def _check_forecast(fc: xr.Dataset, scenarios: list[str]) -> None:
     assert list(fc["scenario"].values) == scenarios
     assert list(fc["year"].values) == [2024, 2031, 2038, 2045]
-    # the default propagation thins the 4 x 1,000 posterior to every 4th draw
-    assert fc.sizes["chain"] == GATED_CHAINS and fc.sizes["draw"] == GATED_DRAWS // 4
+    # the default propagation thins the 4 x 1,000 posterior to 400 draws: every 10th of a chain
+    assert DEFAULT_PROPAGATE_DRAWS == 400
+    assert fc.sizes["chain"] == GATED_CHAINS and fc.sizes["draw"] == GATED_DRAWS // 10
     frontier = fc["frontier_flop"].values
     assert np.all(np.isfinite(frontier) & (frontier > 0))
     walls = fc["wall_flop"].values  # +inf: the wall lies beyond the model's search grid

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from conftest import (
+    PUBLISHED_PROPAGATE_DRAWS,
     PUBLISHED_SCENARIOS,
     PUBLISHED_YEARS,
     own_prefect_cache,
@@ -100,9 +101,10 @@ def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dat
     # the published forecast leads with plans a run can launch (issue 22)
     assert entry["regime"] == attrs["regime"] == "realistic"
     assert entry["scenarios"] == PUBLISHED_SCENARIOS
-    # `draws` counts the propagated draws: the default thinning keeps every 10th of 4 x 1,000
+    # `draws` counts the propagated draws: thinned to 48 of 4 x 1,000, every 83rd of a chain
     propagated = attrs["propagated_draws_per_chain"]
-    assert propagated == GATED_DRAWS // attrs["propagation_thinning"] == GATED_DRAWS // 10
+    assert attrs["propagation_thinning"] == GATED_CHAINS * GATED_DRAWS // PUBLISHED_PROPAGATE_DRAWS
+    assert propagated == -(-GATED_DRAWS // attrs["propagation_thinning"])
     assert (entry["chains"], entry["draws"], entry["latest"]) == (GATED_CHAINS, propagated, True)
 
     latest = client.get("/v1/forecasts/latest").json()
@@ -200,7 +202,7 @@ def test_query_numbers_are_the_dataset_quantiles(client, dataset):
     assert got["median"] == pytest.approx(np.quantile(draws, 0.5), rel=1e-12)
     assert got["lower"] == pytest.approx(np.quantile(draws, 0.1), rel=1e-12)
     assert got["upper"] == pytest.approx(np.quantile(draws, 0.9), rel=1e-12)
-    assert got["draws"] == draws.size == GATED_CHAINS * GATED_DRAWS // 10  # thinned to 400
+    assert got["draws"] == draws.size >= PUBLISHED_PROPAGATE_DRAWS  # every draw propagated
     # the paper's idealized bound beside it: the same quantiles of the paper variable
     paper = ds["paper_hit_year"].sel(wall="data_movement", scenario="baseline").values.ravel()
     assert got["paper_median"] == pytest.approx(np.quantile(paper, 0.5), rel=1e-12)
@@ -489,7 +491,7 @@ def test_one_accelerator_has_one_wall_on_every_surface(client, published_forecas
     )
 
     (api,) = client.get("/v1/walls", params={"accelerator": "H100"}).json()
-    assert api["assumptions_source"] == "forecast" and api["draws"] >= 100
+    assert api["assumptions_source"] == "forecast" and api["draws"] >= PUBLISHED_PROPAGATE_DRAWS
     assert api["forecast_id"] == published_forecast.parent.name
     cli = cli_json("walls", "-a", "H100", "--json", "--forecast", str(published_forecast))[0]
     assert cli == api
