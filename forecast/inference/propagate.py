@@ -266,7 +266,8 @@ def forecast_dataset(result: dict[str, np.ndarray], years, chains: int, draws: i
     units = {
         "wall_flop": (
             "FLOP",
-            "largest training compute before the wall, frontier accelerator of the year",
+            "largest training compute before the wall, frontier accelerator of the year; "
+            "+inf: beyond the search grid (1e40 FLOP), 0: below it (1e20 FLOP)",
         ),
         "frontier_flop": ("FLOP", "largest training run of the year (fitted trend)"),
         "hit_year": (

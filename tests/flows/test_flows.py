@@ -311,7 +311,9 @@ def test_serve_ingests_a_landed_file_and_publishes(tmp_path: Path):
     cmd = [sys.executable, "-m", "forecast", "serve", "--data-dir", str(data)]
     cmd += ["--outputs-dir", str(outputs), "--poll-seconds", "1", "--settle-seconds", "0.5"]
     cmd += ["--draws", str(DRAWS), "--seed", str(SEED), "--year-step", "7", "--no-report"]
-    cmd += ["--scenario", "baseline"]
+    # 48 propagated draws (the default is 400): the test checks serving, ingest and the what-if
+    # run end to end, not Monte Carlo precision (BENCHMARKS.md section 10)
+    cmd += ["--scenario", "baseline", "--propagate-draws", "48"]
     with socket.socket() as s:  # the API and dashboard that serve runs beside its schedule
         s.bind(("127.0.0.1", 0))
         api_port = s.getsockname()[1]
