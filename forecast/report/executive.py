@@ -284,6 +284,11 @@ def _sensitivity_effects(fc: Forecast, wall: str, top: int) -> list[InputEffect]
     sub = ds.sel(target=target)
     total = np.nan_to_num(np.asarray(sub["total"].values, float), nan=-np.inf)
     base = float(sub["baseline"])
+    # a tornado of another regime than the Sobol indices (a realistic forecast's): their
+    # intervals say nothing about its swings, so the lead is told by the swings alone
+    same_regime = ds.attrs.get("sensitivity_tornado_regime", "paper") == ds.attrs.get(
+        "sensitivity_indices_regime", "paper"
+    )
     out = []
     for i in np.argsort(-total, kind="stable")[:top]:
         p10, p90 = float(sub["input_p10"].values[i]), float(sub["input_p90"].values[i])
@@ -292,7 +297,7 @@ def _sensitivity_effects(fc: Forecast, wall: str, top: int) -> list[InputEffect]
         key = str(sub["input"].values[i])
         interval = (
             (float(sub["total_low"].values[i]), float(sub["total_high"].values[i]))
-            if "total_low" in sub and "total_high" in sub
+            if "total_low" in sub and "total_high" in sub and same_regime
             else None
         )
         out.append(

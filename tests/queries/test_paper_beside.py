@@ -158,3 +158,38 @@ def test_a_quantile_on_a_draw_next_to_a_never_hit_one_is_that_draw():
     got = quantiles_with_inf(np.array([1.0, 2.0, np.inf]), [0.0, 0.25, 0.5, 0.75, 1.0])
     np.testing.assert_array_equal(got, [1.0, 1.5, 2.0, np.inf, np.inf])
     assert quantiles_with_inf(np.array([-np.inf, 1.0, 2.0]), [0.5])[0] == 1.0
+
+
+def test_a_realistic_tornado_is_not_tied_by_the_paper_sobol_intervals():
+    """A realistic forecast's tornado (its own regime) beside the paper regime's Sobol indices:
+    the lead is told by the swings alone, not by overlapping Sobol intervals of other walls."""
+    from forecast.report.executive import input_effects, leading_effects
+
+    def fc_with(tornado_regime: str):
+        fc = _fc()
+        ds = xr.Dataset(
+            {
+                "total": (("target", "input"), [[0.5, 0.45]]),
+                "total_low": (("target", "input"), [[0.3, 0.3]]),
+                "total_high": (("target", "input"), [[0.7, 0.6]]),
+                "tornado_low": (("target", "input"), [[2029.0, 2029.7]]),
+                "tornado_high": (("target", "input"), [[2031.0, 2030.3]]),
+                "baseline": ("target", [2030.0]),
+                "input_p10": ("input", [1.0, 1.0]),
+                "input_p50": ("input", [2.0, 2.0]),
+                "input_p90": ("input", [3.0, 3.0]),
+            },
+            coords={"target": ["data_movement_hit_year"], "input": ["a.x", "b.y"]},
+            attrs={
+                "sensitivity_tornado_regime": tornado_regime,
+                "sensitivity_indices_regime": "paper",
+            },
+        )
+        fc.tree["sensitivity"] = xr.DataTree(ds)
+        return fc
+
+    same = input_effects(fc_with("paper"), "data_movement")
+    assert same[0].total_interval is not None and len(leading_effects(same)) == 2  # Sobol tie
+    mixed = input_effects(fc_with("realistic"), "data_movement")
+    assert all(e.total_interval is None for e in mixed)
+    assert [e.key for e in leading_effects(mixed)] == ["a.x"]  # 2.0 years against 0.6
