@@ -109,6 +109,26 @@ def frontier_conditions(n: int, seed: int) -> list[tuple[str, Hardware, Assumpti
     return out
 
 
+def time_variants(conds, variants: dict, repeats: int, **fixed):
+    """``fast_realistic_walls`` on ``conds`` for each variant (name -> keyword arguments), each
+    compiled first and then timed alternately ``repeats`` times in this process: (outputs of
+    the last round, best seconds per variant)."""
+    from forecast.model.realistic_fast import fast_realistic_walls
+
+    hw, a = stack(conds)
+    first = stack(conds[:16])
+    for kw in variants.values():
+        fast_realistic_walls(*first, **kw, **fixed)  # compile
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    out: dict[str, tuple] = {}
+    for _ in range(repeats):
+        for name, kw in variants.items():
+            t = time.perf_counter()
+            out[name] = fast_realistic_walls(hw, a, **kw, **fixed)
+            times[name].append(time.perf_counter() - t)
+    return out, {k: min(v) for k, v in times.items()}
+
+
 def stack(items):
     hw = Hardware(*(np.array([h[i] for _, h, _ in items]) for i in range(6)))
     a = Assumptions(*(np.array([x[i] for _, _, x in items]) for i in range(len(Assumptions()))))

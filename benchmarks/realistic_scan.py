@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +29,7 @@ from forecast.config.runtime import init_jax  # isort: skip
 init_jax()
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realistic_fast import conditions, frontier_conditions, stack  # noqa: E402
-
-from forecast.model.realistic_fast import fast_realistic_walls  # noqa: E402
+from realistic_fast import conditions, frontier_conditions, time_variants  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,22 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     print(f"# {platform.processor() or platform.machine()}")
     conds = conditions(args.conditions, args.seed) + frontier_conditions(args.frontier, args.seed)
-    hw, a = stack(conds)
     n = len(conds)
-    variants = {"whole scan": 0, f"chunks of {args.chunk}": args.chunk}
-    first = stack(conds[:16])
-    for chunk in variants.values():
-        fast_realistic_walls(*first, scan_chunk=chunk)  # compile
-    times: dict[str, list[float]] = {k: [] for k in variants}
-    out: dict[str, np.ndarray] = {}
-    for _ in range(args.repeats):
-        for name, chunk in variants.items():
-            t = time.perf_counter()
-            out[name] = np.stack(fast_realistic_walls(hw, a, scan_chunk=chunk))
-            times[name].append(time.perf_counter() - t)
+    variants = {
+        "whole scan": {"scan_chunk": 0},
+        f"chunks of {args.chunk}": {"scan_chunk": args.chunk},
+    }
+    raw, best = time_variants(conds, variants, args.repeats)
+    out = {k: np.stack(v) for k, v in raw.items()}
     old, new = out["whole scan"], out[f"chunks of {args.chunk}"]
     same = np.all((old == new) | (np.isnan(old) & np.isnan(new)), axis=0)
-    t_old, t_new = (min(times[k]) / n * 1e3 for k in variants)
+    t_old, t_new = (best[k] / n * 1e3 for k in variants)
     print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
     print(f"whole scan: {t_old:.1f} ms a condition (best of {args.repeats})")
     print(f"chunks of {args.chunk}: {t_new:.1f} ms a condition")

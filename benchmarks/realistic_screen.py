@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +29,9 @@ from forecast.config.runtime import init_jax  # isort: skip
 init_jax()
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realistic_fast import conditions, frontier_conditions, stack  # noqa: E402
+from realistic_fast import conditions, frontier_conditions, time_variants  # noqa: E402
 
-from forecast.model.realistic_fast import fast_realistic_walls, shortlist_grid  # noqa: E402
+from forecast.model.realistic_fast import shortlist_grid  # noqa: E402
 
 
 def gaps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -54,21 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     n_shapes = shortlist_grid().tp.size
     print(f"# {platform.processor() or platform.machine()}, shortlist {n_shapes}")
     conds = conditions(args.conditions, args.seed) + frontier_conditions(args.frontier, args.seed)
-    hw, a = stack(conds)
     n = len(conds)
-    variants = {"all shapes": 0, f"screen {args.keep}": args.keep}
-    first = stack(conds[:16])
-    for keep in variants.values():
-        fast_realistic_walls(*first, screen_keep=keep)  # compile
-    times: dict[str, list[float]] = {k: [] for k in variants}
-    out: dict[str, tuple] = {}
-    for _ in range(args.repeats):
-        for name, keep in variants.items():
-            t = time.perf_counter()
-            out[name] = fast_realistic_walls(hw, a, screen_keep=keep)
-            times[name].append(time.perf_counter() - t)
+    variants = {"all shapes": {"screen_keep": 0}, f"screen {args.keep}": {"screen_keep": args.keep}}
+    out, best = time_variants(conds, variants, args.repeats)
     base, new = out["all shapes"], out[f"screen {args.keep}"]
-    t_base, t_new = (min(times[k]) / n * 1e3 for k in variants)
+    t_base, t_new = (best[k] / n * 1e3 for k in variants)
     print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
     print(f"all {n_shapes} shapes: {t_base:.1f} ms a condition (best of {args.repeats})")
     print(f"screen {args.keep}: {t_new:.1f} ms a condition")
