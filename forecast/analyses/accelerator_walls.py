@@ -363,10 +363,16 @@ def plan_record(
     precision: str = DEFAULT_PRECISION,
     moe_experts: int = 1,
     moe_active_experts: int = 1,
+    ep: int | None = None,
     hardware: str | Path | None = None,
+    regime: str = "realistic",
 ) -> dict[str, Any]:
     """One given plan for the compute-optimal model of ``training_flop`` on one accelerator:
     what ``wallcast plan`` prints (:func:`forecast.model.evaluate.evaluate_plan`).
+
+    ``ep``: expert-parallel ranks (inside ``dp x cp``; default ``moe_experts``, one expert per
+    rank).  ``regime``: ``realistic`` (the plan as launched) or ``paper`` (the paper's relaxed
+    step model: ``L / pp`` layers per stage; no ``cp``, recomputation or interleaving).
 
     Keys: ``accelerator``, ``precision``, ``duration_days``, ``training_flop``, ``model`` (its
     parameters, layers, width, heads, tokens, the batch the law allows), ``plan`` (the integer
@@ -377,6 +383,14 @@ def plan_record(
     """
     if not (training_flop > 0 and math.isfinite(training_flop)):
         raise WallsInputError(f"training_flop must be a positive number, got {training_flop}")
+    if regime not in REGIMES:
+        raise WallsInputError(f"regime must be one of {', '.join(REGIMES)}, got {regime!r}")
+    if regime == "paper" and (cp != 1 or recompute or virtual_stages != 1):
+        raise WallsInputError(
+            "the paper regime's plans have no context parallelism, recomputation or "
+            "interleaving (cp 1, no recompute, interleave 1); evaluate this plan with the "
+            "realistic regime"
+        )
     acc = _accelerator(accelerator, hardware)
     hw, a, notes = _model_inputs(acc, duration_days, precision, moe_experts, moe_active_experts)
     init_jax()
@@ -396,16 +410,21 @@ def plan_record(
         recompute=recompute,
         virtual_stages=virtual_stages,
         microbatches=microbatches,
+        ep=ep,
     )
-    ev = evaluate.evaluate_plan(hw, a, model, plan)
+    ev = evaluate.evaluate_plan(hw, a, model, plan, regime=regime)
     return {
         "accelerator": acc.name,
         "precision": precision,
+        "regime": regime,
         "duration_days": duration_days,
         "training_flop": training_flop,
+        "moe_experts": moe_experts,
+        "moe_active_experts": moe_active_experts,
         "model": {**model._asdict(), "kv_dim": model.kv_dim},
         "plan": {
             **plan._asdict(),
+            "ep": moe_experts if ep is None else ep,
             "microbatches": ev.microbatches,
             "microbatch_tokens": plan.microbatch_tokens,
             "accelerators": ev.accelerators,

@@ -31,15 +31,22 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from forecast.analyses.accelerator_walls import WallsInputError, select_accelerators
+from forecast.analyses.accelerator_walls import REGIMES, WallsInputError, select_accelerators
 from forecast.analyses.plan_costs import cost_draws, cost_fields
 from forecast.analyses.posterior_walls import input_draws, sequence_draws, today_assumptions
 from forecast.config.constants import REFERENCE_YEAR
 from forecast.config.runtime import init_jax
 from forecast.model import accelerators as acc_model
+from forecast.model.cost import min_run_days, small_scale_max_utilization
 from forecast.model.evaluate import ParallelPlan, evaluate_plan, run_model_for_flop
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.planner import SHORTEST_RUN_DAYS_RANGE, best_plans, plan_of, shortest_run_days
+from forecast.model.planner import (
+    SHORTEST_RUN_DAYS_RANGE,
+    best_paper_plans,
+    best_plans,
+    plan_of,
+    shortest_run_days,
+)
 from forecast.model.realistic_fast import shortlist_grid
 from forecast.model.requirements import (
     LEVERS,
@@ -165,8 +172,14 @@ def plan_answer(
     prob: float = PROB,
     cost_priors: str | Path | None = None,
     accelerator_costs: str | Path | None = None,
+    regime: str = "realistic",
 ) -> dict[str, Any]:
     """The planner's JSON answer (see the module docstring).
+
+    ``regime``: ``realistic`` (launchable plans, whole degrees) or ``paper`` (the paper's
+    relaxed plans, :func:`forecast.model.planner.best_paper_plans`: continuous microbatches and
+    degrees, labelled as such; its shortest run and small-scale maximum are the paper regime's,
+    :mod:`forecast.model.cost`).
 
     ``accelerators``: names in the hardware table (exact or a unique part); None with a ``year``:
     the frontier accelerator of that year (its specs per draw from the forecast).
@@ -180,6 +193,8 @@ def plan_answer(
         raise WallsInputError(f"days must be a positive number, got {duration_days}")
     if training_flop is not None and not (training_flop > 0 and math.isfinite(training_flop)):
         raise WallsInputError(f"flop must be a positive number, got {training_flop}")
+    if regime not in REGIMES:
+        raise WallsInputError(f"regime must be one of {', '.join(REGIMES)}, got {regime!r}")
     if not 1 <= int(draws) <= MAX_DRAWS:
         raise WallsInputError(f"draws must be between 1 and {MAX_DRAWS}, got {draws}")
     if training_flop is None and year is None:
@@ -209,9 +224,13 @@ def plan_answer(
     grid = shortlist_grid()
     rows = []
     for name, hw, gaps, (tdp, price, sources) in targets:
-        plans = best_plans(hw, a, log10_flop)
-        row = _row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob)
-        row.update(_shortest_run(hw, a, log10_flop, prob))
+        if regime == "paper":
+            row = _paper_row(name, hw, a, log10_flop, gaps, prob=prob)
+            row.update(_shortest_paper_run(hw, a, log10_flop, prob))
+        else:
+            plans = best_plans(hw, a, log10_flop)
+            row = _row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob)
+            row.update(_shortest_run(hw, a, log10_flop, prob))
         draws_of_row = row.pop("_draws")
         summary = functools.partial(_summary, prob=prob)
         rows.append({**row, **cost_fields(draws_of_row, costs, tdp, price, sources, summary)})
@@ -221,16 +240,23 @@ def plan_answer(
         "year": at_year,
         "duration_days": float(duration_days),
         "precision": precision,
-        "regime": "realistic",
+        "regime": regime,
         "draws": int(keep.size),
         "prob": float(prob),
         "budget": "given" if training_flop is not None else f"frontier run of {year}",
         "training_flop": _summary(10.0**log10_flop, prob),
         "accelerators": rows,
         "note": (
-            "best launchable plan per posterior draw (whole degrees; microbatches of whole "
-            "sequences or one sequence over context-parallel ranks; the realistic regime's "
-            "shortlist of shapes); utilization over every draw (0 where no plan finishes in "
+            (
+                "best launchable plan per posterior draw (whole degrees; microbatches of whole "
+                "sequences or one sequence over context-parallel ranks; the realistic regime's "
+                "shortlist of shapes)"
+                if regime == "realistic"
+                else "the paper regime's best plan per posterior draw (Erdil & Schneider-Joseph "
+                "2024's relaxation: microbatches of any number of tokens, fractional degrees "
+                "and layers per stage; not a plan a run can launch, its idealized bound)"
+            )
+            + "; utilization over every draw (0 where no plan finishes in "
             "time); accelerators, accelerator-hours, run days, step time, cost multiplier and "
             "the median draw's plan over the feasible draws; cost multiplier: the best utilization of runs up to 1e27 "
             "FLOP (or of this run, if higher) / this run's: accelerator-time per FLOP against "
@@ -293,6 +319,80 @@ def _row(
         ),
         "assumptions": gaps,
         "_draws": {"ok": ok, "hours": hours, "accelerators": accelerators},
+    }
+
+
+def _paper_row(
+    name: str,
+    hw: Hardware,
+    a: Assumptions,
+    log10_flop: np.ndarray,
+    gaps: list[str],
+    *,
+    prob: float,
+) -> dict[str, Any]:
+    """:func:`_row` of the paper regime: its best plan per draw, continuous quantities."""
+    plans = best_paper_plans(hw, a, log10_flop)
+    ok = np.asarray(plans.feasible, bool) & (np.asarray(plans.utilization) > 0)
+    util = np.where(ok, plans.utilization, 0.0)
+    accelerators = np.where(ok, plans.accelerators, np.nan)
+    peak = np.broadcast_to(np.asarray(hw.flops, dtype=float), util.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hours = np.where(ok, 10.0**log10_flop / (peak * util) / 3600.0, np.nan)
+        run_days = hours / accelerators / 24.0
+        step_time = run_days * 86400.0 / plans.steps
+    small = np.broadcast_to(small_scale_max_utilization(hw, a), util.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        multiplier = np.where(ok, np.maximum(small, util) / util, np.inf)
+    k = _median_draw(util, ok)
+    plan = None
+    if k is not None:
+        plan = {
+            "regime": "paper",
+            "tensor_parallel": int(plans.tensor_parallel[k]),
+            "tensor_parallel_layout": "2D" if bool(plans.two_d[k]) else "1D",
+            "pipeline_parallel": int(plans.pipeline_parallel[k]),
+            "data_parallel": float(plans.data_parallel[k]),
+            "microbatches": float(plans.microbatches[k]),
+            "microbatch_tokens": float(plans.microbatch_tokens[k]),
+            "layers": float(plans.layers[k]),
+            "layers_per_stage": float(plans.layers[k] / plans.pipeline_parallel[k]),
+            "accelerators": float(plans.accelerators[k]),
+            "run_days": float(run_days[k]),
+            "step_time_s": float(step_time[k]),
+        }
+    return {
+        "accelerator": name,
+        "feasible_probability": float(np.mean(ok)),
+        "utilization": _summary(util, prob),
+        "small_scale_utilization": _summary(small, prob),
+        "cost_multiplier": _summary(multiplier, prob),
+        "accelerators": _summary(accelerators, prob),
+        "accelerator_hours": _summary(hours, prob),
+        "run_days": _summary(run_days, prob),
+        "step_time_s": _summary(np.where(ok, step_time, np.nan), prob),
+        "plan_median_draw": plan,
+        "assumptions": gaps,
+        "_draws": {"ok": ok, "hours": hours, "accelerators": accelerators},
+    }
+
+
+def _shortest_paper_run(
+    hw: Hardware, a: Assumptions, log10_flop: np.ndarray, prob: float
+) -> dict[str, Any]:
+    """The paper regime's shortest run (:func:`forecast.model.cost.min_run_days`) over the
+    same thinning of the draws as :func:`_shortest_run`."""
+    n = log10_flop.size
+    idx = np.unique(np.linspace(0, n - 1, min(n, SHORTEST_RUN_DRAWS)).round().astype(int))
+    take = [np.broadcast_to(np.asarray(f, dtype=float), (n,))[idx] for f in (*hw, *a)]
+    nh = len(Hardware._fields)
+    days = min_run_days(Hardware(*take[:nh]), Assumptions(*take[nh:]), log10_flop[idx])
+    low, high = SHORTEST_RUN_DAYS_RANGE
+    days = np.where(days > high, np.inf, np.maximum(days, low))  # the realistic form's range
+    return {
+        "shortest_run_days": _summary(days, prob),
+        "shortest_run_draws": int(idx.size),
+        "shortest_run_below_range_probability": float(np.mean(days <= low)),
     }
 
 

@@ -27,6 +27,7 @@ from forecast.cli.options import (
     MoeExpertsOpt,
     Precision,
     PrecisionOpt,
+    Regime,
 )
 from forecast.cli.tables import loo_table, plan_text, runs_table
 from forecast.queries.formatting import fmt_pct, sci
@@ -100,6 +101,26 @@ def plan(
     precision: PrecisionOpt = Precision.bf16,
     moe_experts: MoeExpertsOpt = 1,
     moe_active: MoeActiveOpt = 1,
+    ep: Annotated[
+        int | None,
+        typer.Option(
+            "--ep",
+            min=1,
+            help="Expert-parallel ranks each layer's experts are spread over, inside dp x cp "
+            "(--moe-experts / ep experts per rank). Default: --moe-experts, one expert per rank.",
+        ),
+    ] = None,
+    regime: Annotated[
+        Regime,
+        typer.Option(
+            "--regime",
+            case_sensitive=False,
+            help="realistic: plans a run can launch (whole degrees and layers per stage, whole "
+            "sequences or context parallelism). paper: Erdil & Schneider-Joseph (2024)'s "
+            "relaxed step model (L / pp layers per stage; the search: continuous microbatches "
+            "and degrees), labelled as such.",
+        ),
+    ] = Regime.realistic,
     hardware: HardwareOpt = None,
     year: Annotated[
         int | None,
@@ -139,6 +160,7 @@ def plan(
         "--microbatches": microbatches is not None,
         "--moe-experts": moe_experts != 1,
         "--moe-active": moe_active != 1,
+        "--ep": ep is not None,
     }
     search_only = {"--year": year is not None, "--draws": draws != 500, "--forecast": forecast}
     if not given:
@@ -149,7 +171,9 @@ def plan(
                 "evaluate one, or leave them out to search",
                 param_hint=wrong[0],
             )
-        _search(accelerator, flop, year, days, precision, draws, hardware, forecast, json_output)
+        _search(
+            accelerator, flop, year, days, precision, draws, hardware, forecast, regime, json_output
+        )
         return
     wrong = [k for k, v in search_only.items() if v]
     if wrong:
@@ -170,6 +194,23 @@ def plan(
         )
     if flop is None:
         raise typer.BadParameter("the evaluate form needs --flop", param_hint="--flop")
+    if ep is not None and moe_experts == 1 and ep > 1:
+        raise typer.BadParameter(
+            f"--ep {ep}: a dense model has no experts to spread; add --moe-experts",
+            param_hint="--ep",
+        )
+    if ep is not None and moe_experts % ep:
+        raise typer.BadParameter(
+            f"--ep {ep} does not divide --moe-experts {moe_experts} (whole experts per rank)",
+            param_hint="--ep",
+        )
+    paper_excluded = [k for k in ("--cp", "--recompute", "--interleave") if plan_only[k]]
+    if regime is Regime.paper and paper_excluded:
+        raise typer.BadParameter(
+            f"{', '.join(paper_excluded)}: the paper regime's step model has no context "
+            "parallelism, recomputation or interleaving; use --regime realistic",
+            param_hint="--regime",
+        )
     # why here: the plan evaluation imports JAX and the data tables
     from forecast.analyses.accelerator_walls import plan_record
 
@@ -190,7 +231,9 @@ def plan(
         precision=precision.value,
         moe_experts=moe_experts,
         moe_active_experts=moe_active,
+        ep=ep,
         hardware=hardware,
+        regime=regime.value,
     )
     if json_output:
         typer.echo(json.dumps(json_clean(record), indent=2, allow_nan=False))
@@ -198,7 +241,9 @@ def plan(
     typer.echo(plan_text(record))
 
 
-def _search(accelerator, flop, year, days, precision, draws, hardware, forecast, json_output):
+def _search(
+    accelerator, flop, year, days, precision, draws, hardware, forecast, regime, json_output
+):
     """The search form of ``wallcast plan`` (:func:`forecast.analyses.planner.plan_answer`)."""
     answer = _planner().plan_answer(
         forecast,
@@ -209,6 +254,7 @@ def _search(accelerator, flop, year, days, precision, draws, hardware, forecast,
         precision=precision.value,
         draws=draws,
         hardware=hardware,
+        regime=regime.value,
     )
     if json_output:
         typer.echo(json.dumps(json_clean(answer), indent=2, allow_nan=False))
@@ -422,8 +468,14 @@ def planner_text(answer: dict[str, Any]) -> str:
         if answer["budget"] == "given"
         else f"the {answer['budget']}, {iv(flop, sci)}"
     )
+    paper = answer.get("regime") == "paper"
+    lead = (
+        "The paper regime's best plan per posterior draw (relaxed: not a launchable plan)"
+        if paper
+        else "Best launchable plan per posterior draw"
+    )
     lines = [
-        f"Best launchable plan per posterior draw: {budget} FLOP in {answer['duration_days']:g} "
+        f"{lead}: {budget} FLOP in {answer['duration_days']:g} "
         f"days at {answer['precision']} ({answer['draws']} draws of forecast "
         f"{answer['forecast_id']}, {answer['scenario']} scenario, {answer['year']:g}); "
         "median (80% interval)",
@@ -445,7 +497,15 @@ def planner_text(answer: dict[str, Any]) -> str:
             f"  rental cost         {iv(r['money_usd'], _dollars)}",
         ]
         p = r["plan_median_draw"]
-        if p:
+        if p and p.get("regime") == "paper":
+            lines.append(
+                f"  plan (median draw)  tp {p['tensor_parallel']} ({p['tensor_parallel_layout']}), "
+                f"pp {p['pipeline_parallel']} ({p['layers_per_stage']:.3g} layers per stage), "
+                f"dp {p['data_parallel']:.4g}, {p['microbatches']:.4g} microbatches of "
+                f"{p['microbatch_tokens']:.4g} tokens, {p['accelerators']:.3g} accelerators "
+                "(the paper's relaxation: continuous quantities)"
+            )
+        elif p:
             micro = (
                 f"1 sequence of {p['sequence_length']:,} tokens over {p['context_parallel']} "
                 "context-parallel ranks"

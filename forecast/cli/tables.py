@@ -215,25 +215,36 @@ def _seconds(x: float) -> str:
     return f"{x * 1e6:.0f} µs"
 
 
+def _per_rank(experts: int, ep: int) -> str:
+    n = experts // max(ep, 1)
+    return f"{n} expert{'s' if n != 1 else ''} per rank"
+
+
 def plan_text(r: dict[str, Any]) -> str:
     """``wallcast plan``: one evaluated plan (a record of
     :func:`forecast.analyses.accelerator_walls.plan_record`)."""
     m, p = r["model"], r["plan"]
+    paper = r.get("regime") == "paper"
+    experts = r.get("moe_experts", 1)
+    stage = r["layers_per_stage"]
     lines = [
         f"{r['accelerator']}, {sci(r['training_flop'])} FLOP in {r['duration_days']:g} days "
-        f"({r['precision'].upper()})",
+        f"({r['precision'].upper()})"
+        + (", the paper's step model (L / pp layers per stage)" if paper else ""),
         f"  model: {fmt_count(m['params'])} parameters, {m['layers']} layers, d_model "
         f"{m['d_model']:,.0f}, {m['heads']} heads ({m['kv_heads']} K/V), {fmt_count(m['tokens'])} "
-        f"tokens; the critical batch allows {fmt_count(m['global_batch_tokens'])} tokens",
+        f"tokens; the critical batch allows {fmt_count(m['global_batch_tokens'])} tokens"
+        + (f"; {experts} experts, {r.get('moe_active_experts', 1)} active" if experts > 1 else ""),
         f"  plan: tp {p['tp']} ({p['tensor_parallel_layout']}) x pp {p['pp']}"
         + (f" (interleaved x{p['virtual_stages']})" if p["virtual_stages"] > 1 else "")
         + f" x dp {p['dp']} x cp {p['cp']} = {p['accelerators']:,} accelerators"
+        + (f"; ep {p['ep']} ({_per_rank(experts, p['ep'])})" if experts > 1 and p.get("ep") else "")
         + ("; full recompute" if p["recompute"] else ""),
         f"        {p['microbatches']:,} microbatches of {p['microbatch_sequences']} x "
         f"{p['sequence_length']:,} tokens per replica and step"
         + (f" ({p['microbatch_tokens']:,.0f} per context-parallel rank)" if p["cp"] > 1 else "")
-        + f"; batch {fmt_count(r['global_batch_tokens'])} tokens, {r['layers_per_stage']} layers "
-        "on the slowest stage",
+        + f"; batch {fmt_count(r['global_batch_tokens'])} tokens, "
+        + (f"{stage:.3g} layers per stage" if paper else f"{stage} layers on the slowest stage"),
     ]
     if r["feasible"]:
         lines.append("  feasible: yes")

@@ -15,9 +15,9 @@ batch gives each replica.  Llama 3 uses 8 K/V heads (its Table 3); other rows ar
 one K/V head per query head (they split no sequence over ranks, where it matters).  The deadline
 is lifted (the question is the plan's utilization, not whether it finishes in 90 days).
 
-Not evaluated (``skipped`` says why): mixture-of-experts runs (the plan model puts one expert of
-the dense MLP's size on each data-parallel rank; fine-grained experts with expert parallelism are
-not modelled) and rows without a sequence length or batch.
+Not evaluated (``skipped`` says why): mixture-of-experts runs (the plan model's experts are the
+dense MLP's size, spread over an expert-parallel degree; fine-grained experts, shared experts and
+latent attention are not modelled) and rows without a sequence length or batch.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ NO_DEADLINE_DAYS = 1e6
 
 def _skip_reason(row: Any) -> str | None:
     if row["architecture"] != "dense":
-        return "mixture of experts: the plan model has one dense-MLP-sized expert per rank"
+        return "mixture of experts: the plan model's experts are dense-MLP-sized, not fine-grained"
     if row["sequence_length"] != row["sequence_length"] or (
         row["global_batch_sequences"] != row["global_batch_sequences"]
     ):

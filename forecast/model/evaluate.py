@@ -7,7 +7,9 @@ run would launch it: whole sequences per microbatch (or an explicit ``cp``), who
 stage, integer degrees, and optionally full recomputation and interleaving, with the terms of
 :func:`forecast.model.launch.launch_terms` (the plan model's physics, :mod:`forecast.model.plan`).
 ``dp`` replicas of ``tp x pp x cp`` accelerators each run ``m`` microbatches per step, so the
-global batch is ``dp m k S`` tokens.
+global batch is ``dp m k S`` tokens.  A mixture of experts spreads each layer's experts over
+``ep`` of the ``dp x cp`` ranks that hold the same weights (expert parallelism inside data
+parallelism, as Megatron-LM and DeepSeek-V3 lay it out): ``experts / ep`` experts per rank.
 
 Utilization is model FLOP utilization: ``6 N`` FLOP per token (recomputation and attention not
 counted) over the accelerators' peak.
@@ -23,7 +25,7 @@ import jax.numpy as jnp
 from forecast.config.runtime import require_x64
 from forecast.model.launch import HEAD_DIM, KV_HEADS, launch_terms
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
-from forecast.model.plan import exposed_gradient_sync, step_time
+from forecast.model.plan import exposed_gradient_sync, plan_constants, step_time, terms_at
 from forecast.model.scaling import ModelShape, model_shape
 
 
@@ -78,6 +80,7 @@ class ParallelPlan(NamedTuple):
     recompute: bool = False  # full activation recomputation
     virtual_stages: int = 1  # interleaved 1F1B chunks per pipeline rank
     microbatches: int | None = None  # per replica and step; None: as many as the batch allows
+    ep: int | None = None  # expert-parallel ranks (inside dp x cp); None: one expert per rank
 
     @property
     def accelerators(self) -> int:
@@ -104,11 +107,14 @@ class PlanEvaluation(NamedTuple):
     global_batch_tokens: float
     steps: float
     run_days: float
-    layers_per_stage: int
+    layers_per_stage: float  # whole in the realistic regime; L / pp in the paper's
 
 
-def _reason_checks(model: RunModel, plan: ParallelPlan, a: Assumptions) -> list[str]:
-    """Structural reasons a plan cannot run, before any timing."""
+def _reason_checks(
+    model: RunModel, plan: ParallelPlan, a: Assumptions, heads_cap: bool = True
+) -> list[str]:
+    """Structural reasons a plan cannot run, before any timing (``heads_cap``: tensor
+    parallelism no wider than the attention heads)."""
     reasons = []
     for name in ("tp", "pp", "dp", "cp", "microbatch_sequences", "virtual_stages"):
         if getattr(plan, name) < 1:
@@ -119,9 +125,9 @@ def _reason_checks(model: RunModel, plan: ParallelPlan, a: Assumptions) -> list[
         g = math.isqrt(plan.tp)
         if g * g != plan.tp or g < 2:
             reasons.append(f"2D tensor parallelism needs a square tp >= 4, got {plan.tp}")
-        elif g > model.heads:
+        elif heads_cap and g > model.heads:
             reasons.append(f"a {g} x {g} mesh splits {model.heads} attention heads over {g} ranks")
-    elif plan.tp > model.heads:
+    elif heads_cap and plan.tp > model.heads:
         reasons.append(
             f"1D tensor parallelism over {plan.tp} ranks exceeds the {model.heads} attention heads"
         )
@@ -136,24 +142,58 @@ def _reason_checks(model: RunModel, plan: ParallelPlan, a: Assumptions) -> list[
             f"the interleaved schedule needs the microbatches ({plan.microbatches}) to be a "
             f"multiple of pp ({plan.pp})"
         )
-    if a.moe_experts > 1.0 and plan.dp * plan.cp < a.moe_experts:
-        reasons.append(
-            f"{a.moe_experts:g} experts need at least as many data-parallel ranks "
-            f"(one expert each), got dp x cp = {plan.dp * plan.cp}"
-        )
+    experts = float(a.moe_experts)
+    ep = experts if plan.ep is None else float(plan.ep)
+    ranks = plan.dp * plan.cp
+    if plan.ep is not None and plan.ep < 1:
+        reasons.append("ep must be at least 1")
+    elif experts <= 1.0 and ep > 1.0:
+        reasons.append(f"ep = {ep:g}: a dense model has no experts to spread over ranks")
+    elif experts > 1.0:
+        if experts % ep:
+            reasons.append(
+                f"ep = {ep:g} does not divide the {experts:g} experts (whole experts per rank)"
+            )
+        if ranks < ep:
+            one = " (one expert each)" if plan.ep is None else ""
+            reasons.append(
+                f"{ep:g} expert-parallel ranks{one} need at least as many data-parallel ranks, "
+                f"got dp x cp = {ranks}"
+            )
+        elif ranks % ep:
+            reasons.append(
+                f"ep = {ep:g} does not divide dp x cp = {ranks} (expert groups tile the "
+                "data-parallel ranks)"
+            )
     return reasons
 
 
 def evaluate_plan(
-    hw: Hardware, a: Assumptions, model: RunModel, plan: ParallelPlan
+    hw: Hardware, a: Assumptions, model: RunModel, plan: ParallelPlan, regime: str = "realistic"
 ) -> PlanEvaluation:
     """Evaluate one plan for one model on one accelerator (scalars; see the module docstring).
 
     ``a.duration_s`` is the deadline: the plan is feasible when it fits in memory, respects the
     model's structure (heads, layers) and finishes its ``D / batch`` steps in time.
+
+    ``regime="paper"`` evaluates the plan with the ``paper`` regime's step model instead
+    (:func:`forecast.model.plan.terms_at` in its relaxed form, the one the paper-regime walls
+    search): each of the ``pp`` stages holds ``L / pp`` layers, fractional where ``pp`` does not
+    divide ``L``, and the tensor-parallel degree is not capped by the head count; that model has
+    no context parallelism, recomputation or interleaving (``ValueError`` if the plan asks for
+    them).
     """
     require_x64()
-    reasons = _reason_checks(model, plan, a)
+    if regime not in ("paper", "realistic"):
+        raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
+    if regime == "paper" and (plan.cp != 1 or plan.recompute or plan.virtual_stages != 1):
+        raise ValueError(
+            "the paper regime's step model has no context parallelism, recomputation or "
+            "interleaving; evaluate such a plan in the realistic regime"
+        )
+    reasons = _reason_checks(model, plan, a, heads_cap=regime != "paper")
+    if plan.ep is not None and plan.ep >= 1 and float(a.moe_experts) > 1.0:
+        a = a._replace(moe_expert_parallel=float(plan.ep))
     k, seq, cp = plan.microbatch_sequences, plan.sequence_length, plan.cp
     degrees = (plan.tp, plan.pp, plan.dp, cp, k, plan.virtual_stages, seq)
     if min(degrees) < 1:  # nothing to time: a degree or the sequence below one
@@ -175,7 +215,10 @@ def evaluate_plan(
     steps = model.tokens / batch
     v = plan.virtual_stages
     chunks = plan.pp * v
-    layers_per_stage = max(1, math.ceil(model.layers / chunks)) * v  # the slowest stage
+    if regime == "paper":  # L / pp layers per stage, however fractional
+        layers_per_stage = model.layers / plan.pp
+    else:
+        layers_per_stage = max(1, math.ceil(model.layers / chunks)) * v  # the slowest stage
 
     hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
     # A replica of the plan model is one rank's share: dp x cp ranks hold the same weights (the
@@ -188,20 +231,23 @@ def evaluate_plan(
         batch_tokens=jnp.float64(batch),
         steps=jnp.float64(steps),
     )
-    t = launch_terms(
-        hw,
-        a,
-        shape,
-        tp=float(plan.tp),
-        pp=float(plan.pp),
-        two_d=plan.two_d,
-        cp=float(cp),
-        virtual_stages=float(v),
-        recompute=1.0 if plan.recompute else 0.0,
-        kv_dim=model.kv_dim,
-        kv_heads=float(model.kv_heads),
-        m=float(m),
-    )
+    if regime == "paper":
+        t = _paper_terms(hw, a, shape, plan, m, layers_per_stage)
+    else:
+        t = launch_terms(
+            hw,
+            a,
+            shape,
+            tp=float(plan.tp),
+            pp=float(plan.pp),
+            two_d=plan.two_d,
+            cp=float(cp),
+            virtual_stages=float(v),
+            recompute=1.0 if plan.recompute else 0.0,
+            kv_dim=model.kv_dim,
+            kv_heads=float(model.kv_heads),
+            m=float(m),
+        )
     tensor, context, sends = t["tensor"], t["context"], t["sends"]
 
     st = float(step_time(t, b))
@@ -248,7 +294,8 @@ def evaluate_plan(
     weights = float(t["mem_static"])
     optimizer_mem = float(t["mem_optimizer_per_m"]) * m * b
     activations = (
-        min(m, plan.pp) * float(t["mem_activation_per_microbatch"]) + float(t["mem_once_per_token"])
+        min(m, plan.pp) * float(t["mem_activation_per_microbatch"])
+        + float(t.get("mem_once_per_token", 0.0))
     ) * b
     usable = float(a.memory_fraction * hw.hbm_capacity)
     total = weights + optimizer_mem + activations
@@ -284,6 +331,18 @@ def evaluate_plan(
         run_days=run_days,
         layers_per_stage=layers_per_stage,
     )
+
+
+def _paper_terms(hw: Hardware, a: Assumptions, shape: ModelShape, plan, m: int, layers) -> dict:
+    """The ``paper`` regime's step-time terms of a plan (:func:`forecast.model.plan.terms_at`,
+    ``L / pp`` layers per stage), with the per-token slopes of the layer's traffic by kind as
+    :func:`forecast.model.launch.launch_terms` returns them (no context traffic)."""
+    c = plan_constants(hw, a, float(plan.tp), plan.two_d)
+    t = terms_at(c, a, shape, float(plan.pp), float(m))
+    t["tensor"] = c["comm_per_d"] * shape.d_model
+    t["context"] = jnp.float64(0.0)
+    t["sends"] = jnp.where(plan.pp > 1, c["send_per_d"] * shape.d_model / layers, 0.0)
+    return t
 
 
 def _infeasible(reasons, plan, m, batch, steps, layers_per_stage) -> PlanEvaluation:

@@ -134,14 +134,22 @@ class Assumptions(NamedTuple):
         dense (the default).  Parameter count N, compute C = 6 N D and D = 20 N are for the
         *active* parameters (Chinchilla applied to active parameters: a simplification; sparse
         scaling laws differ).  Experts are sharded one per data-parallel rank (expert
-        parallelism = moe_experts, so dp >= moe_experts); tokens travel to their experts and
-        back by all-to-all (Lepikhin et al. 2020, GShard; Fedus et al. 2021, Switch).
+        parallelism = moe_experts, so dp >= moe_experts, unless ``moe_expert_parallel`` says
+        otherwise); tokens travel to their experts and back by all-to-all (Lepikhin et al. 2020,
+        GShard; Fedus et al. 2021, Switch).
     sequence_length
         Tokens per training sequence, used by the ``realistic`` regime only (a microbatch is whole
         sequences or a sequence split over context-parallel ranks, :mod:`forecast.model.launch`):
         8192, the main pre-training context of Llama 3.1 405B (Dubey et al. 2024, "The Llama 3
         Herd of Models", arXiv 2407.21783); the ``paper`` regime's microbatches are any number of
         tokens.
+    moe_expert_parallel
+        Expert-parallel degree: the ranks one layer's experts are spread over, each holding
+        ``moe_experts / moe_expert_parallel`` of them (and the attention), the all-to-all spanning
+        that many ranks and the experts' optimizer state sharded over ``dp / moe_expert_parallel``
+        replicas (DeepSeek-V3 ran 256 routed experts over 64-way expert parallelism, DeepSeek-AI
+        2024, arXiv 2412.19437, section 3.2).  0 (the default) means ``moe_experts``: one expert
+        per rank, the searches' layout (:func:`forecast.model.plan.expert_parallel`).
     """
 
     duration_s: Any = 90.0 * SECONDS_PER_DAY
@@ -171,6 +179,7 @@ class Assumptions(NamedTuple):
     hbm_efficiency: Any = 0.85
     gradient_reduce_bytes: Any = 4.0
     sequence_length: Any = 8192.0
+    moe_expert_parallel: Any = 0.0
 
     @property
     def duration_days(self) -> Any:

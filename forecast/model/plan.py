@@ -108,6 +108,12 @@ def _collective_time_per_byte(r, k, w_up, w_out, passes):
     return passes * jnp.minimum(filled, spread)
 
 
+def expert_parallel(a: Assumptions):
+    """The expert-parallel degree: ``a.moe_expert_parallel``, or ``a.moe_experts`` (one expert
+    per rank) where it is 0 (the default)."""
+    return jnp.where(a.moe_expert_parallel > 0.0, a.moe_expert_parallel, a.moe_experts)
+
+
 def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
     """The parts of :func:`plan_terms` that depend neither on the model nor on ``pp`` or ``m``.
 
@@ -119,11 +125,14 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
     tp = jnp.asarray(tp, dtype=jnp.float64)
     two_d = jnp.asarray(two_d, dtype=bool)
     p = a.bytes_per_number
-    # Mixture of experts (expert parallelism = number of experts, one expert per dp rank): each
-    # accelerator holds attention (4 d^2) and one expert (8 d^2), sees b tokens in attention and
-    # on average k b tokens in its expert; 1 expert, k = 1 is the dense block (12 d^2).
+    # Mixture of experts over ep expert-parallel ranks (default ep = experts, one expert per
+    # rank): each accelerator holds attention (4 d^2) and experts / ep experts (8 d^2 each), sees
+    # b tokens in attention and on average k b tokens in its experts; 1 expert, k = 1 is the
+    # dense block (12 d^2).
     experts, active = a.moe_experts, a.moe_active_experts
-    moe = experts > 1.0
+    ep = expert_parallel(a)
+    held_per_d2 = 4.0 + 8.0 * (experts / ep)  # 12 exactly for a dense block or ep = experts
+    moe = ep > 1.0  # ep = 1: every expert local, no all-to-all
     w_up = hw.scaleup_bandwidth * a.collective_efficiency
     w_out = hw.scaleout_bandwidth * a.scaleout_multiplier * a.collective_efficiency
     domain = hw.scaleup_domain_size
@@ -161,13 +170,13 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
     latency = a.serial_ops_per_layer * (a.kernel_latency_s + jnp.where(two_d, lat_2d, lat_1d))
 
     # Expert all-to-all: dispatch and combine, forward and backward, of k b d p / tp bytes per
-    # accelerator over the expert group (experts ranks: those sharing a domain first).
-    r_ep = jnp.clip(domain / tp, 1.0, experts)
-    a2a_per_byte = (r_ep - 1.0) / experts / w_up + (experts - r_ep) / experts / w_out
+    # accelerator over the expert group (ep ranks: those sharing a domain first).
+    r_ep = jnp.clip(domain / tp, 1.0, ep)
+    a2a_per_byte = (r_ep - 1.0) / ep / w_up + (ep - r_ep) / ep / w_out
     comm = comm + jnp.where(moe, 4.0 * active * p / tp * a2a_per_byte, 0.0)
     # Each all-to-all is one pass (every rank sends its share to every other once).
     latency = latency + jnp.where(
-        moe, 4.0 * (a.kernel_latency_s + collective_latency(r_ep, experts / r_ep, a, 1.0)), 0.0
+        moe, 4.0 * (a.kernel_latency_s + collective_latency(r_ep, ep / r_ep, a, 1.0)), 0.0
     )
     r_dp = jnp.maximum(domain / tp, 1.0)
     return {
@@ -176,8 +185,10 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
         "arith_per_layer_param": 6.0 / (tp * hw.flops * a.max_utilization),
         # per microbatch: weights read (p bytes each time), gradient buffer read and written
         "hbm0_per_d2": (a.weight_reads_per_microbatch * p + 2.0 * a.gradient_reduce_bytes)
-        * 12.0
+        * held_per_d2
         / (tp * hbm_rate),
+        "held_per_d2": held_per_d2,  # parameters of a layer one (tp = 1) accelerator holds
+        "expert_parallel": ep,
         "hbm1_per_d": p * (act_full + 60.0 / tp) / hbm_rate,
         "comm_per_d": comm,
         "send_per_d": 2.0 * p / (tp * w_out),  # times d / layers per stage, with a pipeline
@@ -236,9 +247,9 @@ def terms_at(
     tp = c["tp"]
     pp = jnp.asarray(pp, dtype=jnp.float64)
     p = a.bytes_per_number
-    experts = a.moe_experts
+    ep = c["expert_parallel"]
     d = shape.d_model
-    n_held = 12.0 * jnp.square(d)  # parameters per layer held by one (tp = 1) accelerator
+    n_held = c["held_per_d2"] * jnp.square(d)  # parameters per layer held by one (tp = 1) rank
     piped = pp > 1.0
     whole_layers = layers_per_stage is not None
     if whole_layers:
@@ -280,19 +291,19 @@ def terms_at(
         "dp_latency_inter_s": a.inter_domain_hop_s,
         "mem_static": (p + a.gradient_reduce_bytes) * grad_params,
         # Optimizer step per step and per microbatch token of the m microbatches: the shard of a
-        # replica is 1/dp = m b / B of the stage's parameters (experts: sharded over dp/experts);
+        # replica is 1/dp = m b / B of the stage's parameters (experts: sharded over dp / ep);
         # it reads and writes the optimizer state, reads the gradient, writes the weights.
         "optimizer_per_m": (2.0 * a.optimizer_bytes_per_param + a.gradient_reduce_bytes + p)
         * grad_params
-        * experts
+        * ep
         / (shape.batch_tokens * c["hbm_rate"]),
         # Memory per microbatch token: optimizer shards grow with m (fewer replicas at a fixed
         # batch), activations with the microbatches in flight, min(m, pp).
-        # experts' optimizer state is sharded over dp / experts replicas only
+        # experts' optimizer state is sharded over dp / ep replicas only
         "mem_optimizer_per_m": a.optimizer_bytes_per_param
         * n_held
         * (layers_per_stage * pp if whole_layers else shape.layers)
-        * experts
+        * ep
         / (shape.batch_tokens * pp * tp),
         "mem_activation_per_microbatch": layers_per_stage
         * a.activation_bytes_per_token_dim
@@ -406,8 +417,8 @@ def best_from_terms(hw: Hardware, a: Assumptions, shape: ModelShape, t: dict) ->
         )
     mem_limit = a.memory_fraction * hw.hbm_capacity
     b_mem = (mem_limit - t["mem_static"]) / t["mem_per_token"]
-    # dp = B / (m b) >= 1, and >= the number of experts (one expert per data-parallel rank)
-    b = jnp.minimum(jnp.minimum(b_dead, b_mem), shape.batch_tokens / (m_ * a.moe_experts))
+    # dp = B / (m b) >= 1, and >= the expert-parallel degree (its ranks are data-parallel ranks)
+    b = jnp.minimum(jnp.minimum(b_dead, b_mem), shape.batch_tokens / (m_ * expert_parallel(a)))
     feasible = ok & (t["mem_static"] < mem_limit) & (b >= a.min_microbatch_tokens)
     b = jnp.where(feasible, b, a.min_microbatch_tokens)
     st = step_time(t, b)

@@ -8,6 +8,10 @@ utilization the cost multiplier is taken against: the best plan over :data:`SMAL
 (1e20 to 1e27 FLOP every 0.5 dex), which the walls search refines on a finer grid (so this
 maximum can sit a little below the walls search's: a multiplier a little nearer 1).
 
+The ``paper`` regime's counterpart, :func:`best_paper_plans`: the full search of
+:func:`forecast.model.search.utilization_curve` at each draw's budget (continuous microbatches,
+fractional degrees and layers per stage, as Erdil & Schneider-Joseph 2024).
+
 Pure JAX functions of arrays; :func:`best_plans` runs them in chunks of draws.
 """
 
@@ -23,6 +27,8 @@ from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.realistic import LaunchGrid, LaunchResult, _constants, _plans_at, plan_dict
 from forecast.model.realistic_fast import shortlist_grid
+from forecast.model.scaling import model_shape
+from forecast.model.search import PlanGrid, _curve, plan_grid
 
 SMALL_LOG10_FLOP = np.round(np.arange(20.0, 27.0001, 0.5), 4)  # 15 budgets
 DRAW_CHUNK = 32
@@ -83,11 +89,48 @@ def any_feasible(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | No
     return np.asarray(_over_draws(_feasible_chunk, hw, a, log10_flop, grid)[0], bool)
 
 
-def _over_draws(kernel, hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None):
-    """``kernel`` over the draws in chunks of :data:`DRAW_CHUNK` (one compilation)."""
+class PaperPlanDraws(NamedTuple):
+    """The paper regime's best plan per draw (arrays over draws; continuous quantities)."""
+
+    utilization: np.ndarray  # 0 where no plan finishes in time
+    feasible: np.ndarray
+    tensor_parallel: np.ndarray
+    pipeline_parallel: np.ndarray
+    microbatches: np.ndarray
+    two_d: np.ndarray
+    data_parallel: np.ndarray
+    microbatch_tokens: np.ndarray
+    accelerators: np.ndarray
+    layers: np.ndarray  # the depth law's, unrounded
+    steps: np.ndarray
+
+
+def _paper_one(hw: Hardware, a: Assumptions, x, g: PlanGrid):
+    c = _curve(hw, a, x[None], g.tp, g.pp, g.m, g.two_d)
+    shape = model_shape(x, a)
+    fields = (c.utilization, c.feasible, c.tp, c.pp, c.m, c.two_d, c.data_parallel)
+    fields += (c.microbatch_tokens, c.n_accelerators)
+    return (*(f[0] for f in fields), shape.layers, shape.steps)
+
+
+@jax.jit
+def _paper_chunk(hw: Hardware, a: Assumptions, x, g: PlanGrid):
+    return jax.lax.map(lambda z: _paper_one(z[0], z[1], z[2], g), (hw, a, x))
+
+
+def best_paper_plans(hw: Hardware, a: Assumptions, log10_flop) -> PaperPlanDraws:
+    """The ``paper`` regime's best plan of each draw at its budget (the full search of
+    :func:`forecast.model.search.utilization_curve` on :func:`~forecast.model.search.plan_grid`);
+    broadcasting as :func:`best_plans`."""
+    return PaperPlanDraws(*_over_draws(_paper_chunk, hw, a, log10_flop, plan_grid()))
+
+
+def _over_draws(kernel, hw: Hardware, a: Assumptions, log10_flop, grid):
+    """``kernel`` over the draws in chunks of :data:`DRAW_CHUNK` (one compilation); ``grid``:
+    a :class:`LaunchGrid` (None: the shortlist) or a paper :class:`PlanGrid`."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
-    g = LaunchGrid(*(jnp.asarray(x) for x in g))
+    g = type(g)(*(jnp.asarray(x) for x in g))
     fields = [np.asarray(v, dtype=np.float64) for v in (*hw, *a, log10_flop)]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]

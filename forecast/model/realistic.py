@@ -45,7 +45,7 @@ from forecast.model.launch import (
     launch_terms_at,
 )
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.plan import step_pieces, step_time, with_microbatches
+from forecast.model.plan import expert_parallel, step_pieces, step_time, with_microbatches
 from forecast.model.scaling import (
     ModelShape,
     critical_batch_tokens,
@@ -266,7 +266,7 @@ def _microbatch_choice(
     act = t1["mem_activation_per_microbatch"] * b  # per microbatch in flight
     m_mem = jnp.where(pp * (opt + act) <= room, (room - pp * act) / opt, room / (opt + act))
     ok = ok & (room > 0.0)
-    m_batch = batch / (b * jnp.maximum(g.cp, a.moe_experts))
+    m_batch = batch / (b * jnp.maximum(g.cp, expert_parallel(a)))
     m_top = jnp.floor(jnp.minimum(jnp.minimum(m_dead, m_mem), m_batch) * (1.0 + 1e-12))
     # the interleaved schedule runs microbatches in groups of pp (Megatron-LM requires m to be a
     # multiple of pp); its bubble (pp - 1) / v holds only then

@@ -716,6 +716,7 @@ class Backend:
         duration_days: float = 90.0,
         precision: str = "bf16",
         draws: int = PLAN_DRAWS,
+        regime: str = "realistic",
     ) -> tuple[dict | None, Callable[[threading.Event], dict]]:
         """(cached answer or None, the computation) of ``/v1/plan``: the planner's answer
         (:func:`forecast.analyses.planner.plan_answer`, the JSON of ``wallcast plan --json``'s
@@ -733,6 +734,8 @@ class Backend:
             )
         if not 1 <= draws <= PLAN_MAX_DRAWS:
             raise BadParameterError("draws", draws, f"whole numbers from 1 to {PLAN_MAX_DRAWS}")
+        if regime not in REGIMES:
+            raise BadParameterError("regime", regime, list(REGIMES))
         fid, path, meta = self.meta(None)
         years = [int(float(y)) for y in meta.coords.get("year", [])]
         if year is not None and year not in years:
@@ -755,7 +758,7 @@ class Backend:
         costs_digest = _file_digest(costs)
         key = (
             "plan", fid, digest, costs_digest, tuple(names), training_flop, year, days, precision,
-            draws,
+            draws, regime,
         )  # fmt: skip
 
         def answer(cancelled: threading.Event) -> dict:
@@ -771,6 +774,7 @@ class Backend:
                         draws=draws,
                         hardware=table,
                         accelerator_costs=costs,
+                        regime=regime,
                     )
 
             return _model_cached(key, compute)

@@ -62,3 +62,52 @@ def test_bad_plan_arguments_exit_2_without_traceback(args, message):
     assert message in res.output
     assert "Traceback" not in res.output
     assert res.stdout == "" or "Usage" in res.output
+
+
+MOE_PLAN = [
+    "plan", "-a", "H100", "--flop", "1e26", "--tp", "8", "--pp", "8", "--dp", "256",
+    "--moe-experts", "64", "--moe-active", "2",
+]  # fmt: skip
+
+
+def test_expert_parallel_degree_spreads_the_experts():
+    """--ep 32 of 64 experts: two experts per rank, more weights per rank than one each."""
+    res = runner.invoke(app, [*MOE_PLAN, "--ep", "32"])
+    assert res.exit_code == 0, res.output
+    assert "ep 32 (2 experts per rank)" in res.stdout
+    spread = json.loads(runner.invoke(app, [*MOE_PLAN, "--ep", "32", "--json"]).stdout)
+    one_each = json.loads(runner.invoke(app, [*MOE_PLAN, "--json"]).stdout)
+    assert spread["plan"]["ep"] == 32 and one_each["plan"]["ep"] == 64
+    mem = "weights_and_gradients"
+    assert spread["memory_bytes"][mem] > one_each["memory_bytes"][mem]
+
+
+def test_the_paper_regime_evaluates_the_relaxed_step_model():
+    res = runner.invoke(app, [*LLAMA_LIKE, "--pp", "12", "--regime", "paper", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["regime"] == "paper"
+    assert out["layers_per_stage"] == pytest.approx(out["model"]["layers"] / 12)
+    realistic = json.loads(runner.invoke(app, [*LLAMA_LIKE, "--pp", "12", "--json"]).stdout)
+    assert realistic["regime"] == "realistic"
+    assert realistic["layers_per_stage"] == -(-realistic["model"]["layers"] // 12)
+    text = runner.invoke(app, [*LLAMA_LIKE, "--pp", "12", "--regime", "paper"]).stdout
+    assert "the paper's step model (L / pp layers per stage)" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([*MOE_PLAN, "--ep", "3"], "does not divide --moe-experts 64"),
+        ([*LLAMA_LIKE, "--ep", "4"], "a dense model has no experts"),
+        ([*LLAMA_LIKE, "--regime", "paper", "--cp", "2"], "--cp: the paper regime"),
+        ([*LLAMA_LIKE, "--regime", "paper", "--recompute"], "--recompute: the paper regime"),
+        (["plan", "-a", "H100", "--flop", "1e26", "--ep", "8"], "--ep"),
+        ([*LLAMA_LIKE, "--regime", "idealized"], "--regime"),
+    ],
+)
+def test_bad_expert_or_regime_arguments_exit_2(args, message):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+    assert "Traceback" not in res.output

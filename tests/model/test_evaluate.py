@@ -202,3 +202,98 @@ def test_a_degree_below_one_is_a_reason_not_a_crash():
     ev = evaluate_plan(H100, LONG, MODEL, ParallelPlan(tp=8, pp=16, dp=0, sequence_length=8192))
     assert not ev.feasible and ev.reasons == ("dp must be at least 1",)
     assert ev.utilization == 0.0
+
+
+# ----------------------------------------------------------------------------- expert parallelism
+
+MOE = assumptions_with(duration_days=400.0, moe_experts=8.0, moe_active_experts=2.0)
+MOE_MODEL = run_model_for_flop(25.0, MOE)  # N = 2.9e11 active, (4 + 8 x 2) L d^2
+MOE_PLAN = ParallelPlan(tp=8, pp=8, dp=64, sequence_length=8192)
+
+
+def test_expert_parallel_of_one_expert_per_rank_is_the_default():
+    """ep = experts (one expert per rank) is the layout every search assumes: bit for bit."""
+    default = evaluate_plan(H100, MOE, MOE_MODEL, MOE_PLAN)
+    explicit = evaluate_plan(H100, MOE, MOE_MODEL, MOE_PLAN._replace(ep=8))
+    assert explicit.step_time_s == default.step_time_s
+    assert explicit.memory_bytes == default.memory_bytes
+    assert explicit.step_breakdown_s == default.step_breakdown_s
+
+
+def test_fewer_expert_parallel_ranks_hold_more_experts_and_send_less():
+    """By hand, tp = 8 filling the 8-GPU domain, so the expert group crosses the NIC only:
+    a rank holds attention (4 d^2) and E / ep experts (8 d^2 each) per layer, so its weights and
+    gradients grow by (4 + 8 x 8/2) / (4 + 8) = 3 from ep = 8 to ep = 2; the all-to-all moves
+    4 k p / tp bytes per token and d_model, (ep - 1) / ep of it over the NIC (GShard's
+    dispatch and combine, forward and backward), and none with ep = 1 (every expert local)."""
+    evs = {ep: evaluate_plan(H100, MOE, MOE_MODEL, MOE_PLAN._replace(ep=ep)) for ep in (1, 2, 8)}
+    w = {ep: ev.memory_bytes["weights_and_gradients"] for ep, ev in evs.items()}
+    assert w[2] / w[8] == pytest.approx(36.0 / 12.0, rel=1e-12)
+    assert w[1] / w[8] == pytest.approx(68.0 / 12.0, rel=1e-12)
+    ev8 = evs[8]
+    b = 8192.0
+    busy = ev8.microbatches * ev8.layers_per_stage  # layer slots per step, the same plan
+    w_out = H100.scaleout_bandwidth * MOE.collective_efficiency
+    per_token_and_d = 4.0 * 2.0 * 2.0 / 8.0 / w_out  # 4 k p / tp over the NIC's bandwidth
+    for ep in (2, 8):
+        extra = evs[ep].step_breakdown_s["tensor"] - evs[1].step_breakdown_s["tensor"]
+        expected = busy * b * MOE_MODEL.d_model * per_token_and_d * (ep - 1) / ep
+        assert extra == pytest.approx(expected, rel=1e-9), ep
+    # the experts' optimizer state is sharded over dp / ep replicas: 4x more of it per rank at
+    # ep = 2 for the expert part, the attention part likewise (the held parameters: 36 / 12)
+    opt = {ep: ev.memory_bytes["optimizer"] for ep, ev in evs.items()}
+    assert opt[2] / opt[8] == pytest.approx((36.0 * 2.0) / (12.0 * 8.0), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("a", "plan", "reason"),
+    [
+        (MOE, MOE_PLAN._replace(ep=3), "does not divide the 8 experts"),
+        (MOE, MOE_PLAN._replace(dp=4), "need at least as many data-parallel ranks"),
+        (MOE, MOE_PLAN._replace(dp=12, ep=8), "does not divide dp x cp = 12"),
+        (LONG, ParallelPlan(tp=8, pp=16, dp=128, sequence_length=8192, ep=4),
+         "a dense model has no experts"),
+    ],
+)  # fmt: skip
+def test_expert_parallel_layouts_that_cannot_run_say_why(a, plan, reason):
+    model = MOE_MODEL if a is MOE else MODEL
+    ev = evaluate_plan(H100, a, model, plan)
+    assert not ev.feasible
+    assert any(reason in r for r in ev.reasons), ev.reasons
+
+
+# ----------------------------------------------------------------------------- the paper regime
+
+
+def test_the_paper_regime_is_the_relaxed_plan_model_at_the_given_degrees():
+    """``regime="paper"``: L / pp layers per stage, however fractional (128 / 12 = 10.67), the
+    plan model's relaxed terms (plan_terms) at the plan's b and m; the realistic regime's
+    slowest stage holds ceil(128 / 12) = 11 whole layers, so it is slower."""
+    plan = ParallelPlan(tp=8, pp=12, dp=128, sequence_length=8192)
+    paper = evaluate_plan(H100, LONG, MODEL, plan, regime="paper")
+    assert paper.layers_per_stage == pytest.approx(128 / 12, rel=1e-15)
+    shape = _shape(MODEL, 2048 * 8192.0)
+    t = plan_terms(H100, LONG, shape, 8.0, 12.0, 16.0, False)
+    assert paper.step_time_s == pytest.approx(float(step_time(t, 8192.0)), rel=1e-12)
+    realistic = evaluate_plan(H100, LONG, MODEL, plan)
+    assert realistic.layers_per_stage == 11
+    assert realistic.step_time_s > paper.step_time_s
+    # a tensor-parallel group wider than the heads: the paper's relaxation allows it
+    wide = ParallelPlan(tp=256, pp=16, dp=4, sequence_length=8192)
+    assert not any(
+        "attention heads" in r for r in evaluate_plan(H100, LONG, MODEL, wide, "paper").reasons
+    )
+    assert any("attention heads" in r for r in evaluate_plan(H100, LONG, MODEL, wide).reasons)
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        ParallelPlan(tp=8, pp=16, dp=64, sequence_length=8192, cp=2),
+        ParallelPlan(tp=8, pp=16, dp=128, sequence_length=8192, recompute=True),
+        ParallelPlan(tp=8, pp=16, dp=128, sequence_length=8192, virtual_stages=2),
+    ],
+)
+def test_the_paper_regime_refuses_what_its_step_model_lacks(plan):
+    with pytest.raises(ValueError, match="no context parallelism, recomputation or interleaving"):
+        evaluate_plan(H100, LONG, MODEL, plan, regime="paper")

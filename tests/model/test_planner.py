@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from forecast.model.params import Assumptions, Hardware
-from forecast.model.planner import SMALL_LOG10_FLOP, best_plans, plan_of
+from forecast.model.planner import SMALL_LOG10_FLOP, best_paper_plans, best_plans, plan_of
 from forecast.model.realistic import launch_curve
 from forecast.model.realistic_fast import shortlist_grid
 
@@ -65,3 +65,23 @@ def test_plan_in_whole_numbers_runs_the_budget_in_time(plans):
         )
         == {}
     )
+
+
+def test_the_paper_regime_s_best_plan_per_draw_is_the_paper_curve():
+    """``best_paper_plans``: per draw, the full paper search at its budget
+    (:func:`forecast.model.search.utilization_curve`), continuous quantities, and its accelerators
+    the product of the degrees (dp fractional)."""
+    from forecast.model.search import utilization_curve
+
+    a = draws()
+    x = np.array([26.0, 28.0, 29.0])
+    paper = best_paper_plans(H100, a, x)
+    for k in range(3):
+        one = Assumptions(*(np.asarray(v)[k] if np.ndim(v) else v for v in a))
+        curve = utilization_curve(H100, one, [x[k]])
+        assert paper.utilization[k] == pytest.approx(float(curve.utilization[0]), rel=1e-12)
+        assert paper.tensor_parallel[k] == float(curve.tp[0])
+        assert paper.pipeline_parallel[k] == float(curve.pp[0])
+        assert paper.data_parallel[k] == pytest.approx(float(curve.data_parallel[0]), rel=1e-12)
+        dims = paper.tensor_parallel[k] * paper.pipeline_parallel[k] * paper.data_parallel[k]
+        assert paper.accelerators[k] == pytest.approx(dims, rel=1e-9)

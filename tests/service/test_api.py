@@ -817,6 +817,33 @@ def test_requirements_refuses_bad_parameters_with_the_allowed_values(client, par
     assert body["parameter"] == parameter and "allowed" in body
 
 
+def test_plan_search_in_the_paper_regime_is_labelled_and_relaxed(client, published_forecast):
+    """``/v1/plan?regime=paper``: the paper's relaxed plans on the same draws, as the CLI's
+    ``--regime paper``; the median draw's plan in continuous quantities, its accelerators the
+    product of the degrees, run in the run's length at its utilization."""
+    params = {"accelerator": "H100 SXM5", "flop": 1e28, "draws": 16, "regime": "paper"}
+    r = client.get("/v1/plan", params=params)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    cli = cli_json(
+        "plan", "-a", "H100 SXM5", "--flop", "1e28", "--draws", "16", "--regime", "paper",
+        "--json", "--forecast", str(published_forecast),
+    )  # fmt: skip
+    assert got == cli
+    assert got["regime"] == "paper" and "not a plan a run can launch" in got["note"]
+    (row,) = got["accelerators"]
+    p = row["plan_median_draw"]
+    assert p["regime"] == "paper"
+    dims = p["tensor_parallel"] * p["pipeline_parallel"] * p["data_parallel"]
+    assert p["accelerators"] == pytest.approx(dims, rel=1e-9)
+    u = row["utilization"]
+    peak = 9.89e14  # H100 SXM5 dense BF16 (data/hardware.csv)
+    implied = 1e28 / (p["accelerators"] * peak * p["run_days"] * 86400.0)  # the draw's MFU
+    assert u["lower"] <= implied <= u["upper"]
+    assert p["run_days"] <= 90.0 * (1 + 1e-9)
+    assert client.get("/v1/plan", params={**params, "regime": "idealized"}).status_code == 422
+
+
 @pytest.mark.parametrize(
     ("params", "parameter"),
     [

@@ -137,11 +137,20 @@ async def plan(
     duration_days: DurationQuery = 90.0,
     precision: PrecisionQuery = "bf16",
     draws: Annotated[int, Query(description="Posterior draws, evenly thinned (1 to 4000).")] = 500,
+    regime: Annotated[
+        str,
+        Query(
+            description="Plans searched: realistic (launchable, whole degrees) or paper (Erdil & "
+            "Schneider-Joseph 2024's relaxation, continuous quantities, labelled as such). The "
+            "draws are the served forecast's either way."
+        ),
+    ] = "realistic",
 ) -> dict:
     """The JSON of ``wallcast plan --json`` (search form): per accelerator, the distribution
     over the served forecast's posterior draws of the best launchable plan's utilization,
     ``feasible_probability``, accelerators, accelerator-hours, step time, cost multiplier,
-    energy, power to provision and rental cost, and ``plan_median_draw`` in whole numbers."""
+    energy, power to provision and rental cost, and ``plan_median_draw`` in whole numbers
+    (``regime=paper``: the paper's relaxed plan, continuous quantities)."""
     return await _answer(
         request,
         request.app.state.backend.plan_job,
@@ -151,6 +160,7 @@ async def plan(
         duration_days,
         precision,
         draws,
+        regime,
     )
 
 
