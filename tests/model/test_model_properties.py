@@ -132,6 +132,39 @@ def _dm_full(hw: Hardware, a: Assumptions, field: str | None = None, f: float = 
     return walls_from_curve(utilization_curve(hw, a, FULL_GRID))[1]
 
 
+FINE_GRID = np.round(np.arange(20.0, 33.0001, 0.005), 4)  # the fine full search's budgets
+DIP_MISS_DEX = 0.05  # the fast path's dip scan spacing (forecast.model.fast.SCAN_STEP_DEX)
+
+
+def _scaled(hw: Hardware, a: Assumptions, variant: str, f: float):
+    """``hw`` and ``a`` with one variant's field(s) scaled by ``f``."""
+    if variant == "hops":
+        return hw, a._replace(
+            intra_domain_hop_s=a.intra_domain_hop_s * f, inter_domain_hop_s=a.inter_domain_hop_s * f
+        )
+    if variant in Hardware._fields:
+        return hw._replace(**{variant: getattr(hw, variant) * f}), a
+    return hw, a._replace(**{variant: getattr(a, variant) * f})
+
+
+def _fast_dm_holds(hw, a, f, w, variant, holds) -> bool:
+    """Whether the fast path's data-movement walls keep the order ``holds(new, old)``; where
+    they do not, the fast path has missed a dip narrower than its 0.05-dex scan spacing (a
+    documented limit, ``forecast.model.fast``): then the full search on a 0.005-dex grid must
+    keep the order (the physics is monotone) and the fast path be within one scan step of it.
+    Found by Hypothesis under pytest-xdist: an H100-like part at 2x the all-reduce base latency
+    whose best utilization dips 0.02 dex wide below the level at 27.915 and recovers (a deeper
+    pipeline) until 27.942; the fast path caught the dip in the base and not in the variant."""
+    if holds(w[variant][0], w["base"][0]):
+        return True
+    exact_base = walls_from_curve(utilization_curve(hw, a, FINE_GRID))[1]
+    exact = walls_from_curve(utilization_curve(*_scaled(hw, a, variant, f), FINE_GRID))[1]
+    assert holds(exact, exact_base), ("the full search", exact_base, exact)
+    assert abs(w["base"][0] - exact_base) <= DIP_MISS_DEX, (w["base"][0], exact_base)
+    assert abs(w[variant][0] - exact) <= DIP_MISS_DEX, (w[variant][0], exact)
+    return True
+
+
 def _not_lower(new: float, old: float, tol: float = TOL) -> bool:
     return new >= old - tol or (np.isinf(new) and np.isinf(old) and new == old)
 
@@ -149,6 +182,22 @@ def _msg(hw, a, f, w, variant):
 
 # ----------------------------------------------------------------------------- properties that hold
 
+
+# The dip the fast path misses at 2x the all-reduce base latency (see _fast_dm_holds).
+LATENCY_DIP_CASE = (
+    Hardware(1630585336722426.8, 3.35e12, 8e10, 4.5e11, 8.0, 93412297871.61111),
+    Assumptions(
+        duration_s=7257600.0,
+        max_utilization=0.625,
+        layers_ref=119.81067871821116,
+        layer_exponent=0.25,
+        batch_tokens_ref=16601440.057234775,
+        batch_exponent=0.3125,
+        collective_efficiency=0.875,
+        kernel_latency_s=5.0741333181729135e-06,
+    ),
+    2.0,
+)
 
 TPU_V5P_CASE = (
     Hardware(4.59e14, 2.765e12, 9.5e10, 6.0e11, 8960.0, 6.25e9),
@@ -216,18 +265,19 @@ def test_fast_path_walls_never_fall_with_better_hardware(s):
     hw, a, f = s
     w = _walls_of_variants(hw, a, f)
     for v in MORE_IS_BETTER:
-        for k in (0, 1):
-            assert _not_lower(w[v][k], w["base"][k]), _msg(hw, a, f, w, v)
+        assert _fast_dm_holds(hw, a, f, w, v, _not_lower), _msg(hw, a, f, w, v)
+        assert _not_lower(w[v][1], w["base"][1]), _msg(hw, a, f, w, v)
 
 
 @SETTINGS
 @given(scenarios())
+@example(LATENCY_DIP_CASE)
 def test_fast_path_walls_never_rise_with_more_latency(s):
     hw, a, f = s
     w = _walls_of_variants(hw, a, f)
     for v in ("kernel_latency_s", "allreduce_base_latency_s", "hops"):
-        for k in (0, 1):
-            assert _not_higher(w[v][k], w["base"][k]), _msg(hw, a, f, w, v)
+        assert _fast_dm_holds(hw, a, f, w, v, _not_higher), _msg(hw, a, f, w, v)
+        assert _not_higher(w[v][1], w["base"][1]), _msg(hw, a, f, w, v)
 
 
 @FULL_SETTINGS
