@@ -122,14 +122,58 @@ def publish_small_forecast(outputs: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def published_cache(prefect_harness, tmp_path_factory) -> Path:
-    """Prefect storage of the published-forecast flow runs (see :func:`own_prefect_cache`)."""
-    return tmp_path_factory.mktemp("published-prefect-storage")
+def _shared_folder(request, tmp_path_factory) -> Path | None:
+    """The folder the pytest-xdist workers of this run share (their base temps' parent), or
+    None in a single process."""
+    if getattr(request.config, "workerinput", None) is None:
+        return None
+    return tmp_path_factory.getbasetemp().parent
+
+
+@contextlib.contextmanager
+def _exclusive(lock_file: Path):
+    """An exclusive lock across processes (``flock``, Linux and macOS; CI runs Linux)."""
+    import fcntl  # why here: POSIX only, and only the two-worker fixtures need it
+
+    with open(lock_file, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")
-def published_forecast(published_cache, tmp_path_factory) -> Path:
-    """A real forecast published by the flow in this session (with report.html and deck.pptx)."""
-    with own_prefect_cache(published_cache):
-        return publish_small_forecast(tmp_path_factory.mktemp("published") / "outputs")
+def published_cache(prefect_harness, tmp_path_factory, request) -> Path:
+    """Prefect storage of the published-forecast flow runs (see :func:`own_prefect_cache`),
+    shared by the workers (Prefect keeps its cache records with the results, so a worker whose
+    forecast another built still finds the fit and propagation cached)."""
+    shared = _shared_folder(request, tmp_path_factory)
+    if shared is None:
+        return tmp_path_factory.mktemp("published-prefect-storage")
+    path = shared / "published-prefect-storage"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def published_forecast(published_cache, tmp_path_factory, request) -> Path:
+    """A real forecast published by the flow in this session (with report.html and deck.pptx).
+
+    Built once per test run: with two workers, the first to ask builds it in the shared folder
+    under a lock and each worker gets its own copy (tests write beside it: new forecasts,
+    corrupted files), which saves the other worker ~2 minutes of fit and propagation (issue 23)."""
+    shared = _shared_folder(request, tmp_path_factory)
+    if shared is None:
+        with own_prefect_cache(published_cache):
+            return publish_small_forecast(tmp_path_factory.mktemp("published") / "outputs")
+    built = shared / "published" / "outputs"
+    record = shared / "published" / "forecast-path.txt"
+    with _exclusive(shared / "published.lock"):
+        if not record.exists():
+            with own_prefect_cache(published_cache):
+                path = publish_small_forecast(built)
+            record.write_text(str(path.relative_to(built)))
+    mine = tmp_path_factory.mktemp("published") / "outputs"
+    shutil.copytree(built, mine, symlinks=True)
+    return mine / record.read_text()
