@@ -258,10 +258,17 @@ def plan_answer(
             )
             + "; utilization over every draw (0 where no plan finishes in "
             "time); accelerators, accelerator-hours, run days, step time, cost multiplier and "
-            "the median draw's plan over the feasible draws; cost multiplier: the best utilization of runs up to 1e27 "
-            "FLOP (or of this run, if higher) / this run's: accelerator-time per FLOP against "
+            "the median draw's plan over the feasible draws; cost multiplier: "
+            + (
+                "the best utilization of runs up to 1e27 FLOP"
+                if regime == "realistic"
+                else "the best utilization of simple plans (no pipeline, 1D tensor parallelism) "
+                "of runs from 1e21 to 1e28 FLOP, the paper regime's small-scale maximum"
+            )
+            + " (or of this run, if higher) / this run's: accelerator-time per FLOP against "
             "the small-scale best; shortest run: the shortest run length in which some plan "
-            f"finishes, by bisection over {SHORTEST_RUN_DAYS_RANGE[0]:g}-"
+            + ("" if regime == "realistic" else "(one microbatch, the deepest pipelines) ")
+            + f"finishes, by bisection over {SHORTEST_RUN_DAYS_RANGE[0]:g}-"
             f"{SHORTEST_RUN_DAYS_RANGE[1]:g} days on up to {SHORTEST_RUN_DRAWS} of the draws "
             "(null at the upper end: not even in 10 years); energy: accelerator-hours x TDP x server watts per "
             "accelerator watt x average power fraction x PUE; facility power: accelerators x TDP "
@@ -340,7 +347,7 @@ def _paper_row(
     with np.errstate(divide="ignore", invalid="ignore"):
         hours = np.where(ok, 10.0**log10_flop / (peak * util) / 3600.0, np.nan)
         run_days = hours / accelerators / 24.0
-        step_time = run_days * 86400.0 / plans.steps
+    step_time = np.where(ok, plans.step_time_s, np.nan)
     small = np.broadcast_to(small_scale_max_utilization(hw, a), util.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         multiplier = np.where(ok, np.maximum(small, util) / util, np.inf)

@@ -25,7 +25,13 @@ import jax.numpy as jnp
 from forecast.config.runtime import require_x64
 from forecast.model.launch import HEAD_DIM, KV_HEADS, launch_terms
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
-from forecast.model.plan import exposed_gradient_sync, plan_constants, step_time, terms_at
+from forecast.model.plan import (
+    expert_parallel,
+    exposed_gradient_sync,
+    plan_constants,
+    step_time,
+    terms_at,
+)
 from forecast.model.scaling import ModelShape, model_shape
 
 
@@ -114,14 +120,18 @@ def _reason_checks(
     model: RunModel, plan: ParallelPlan, a: Assumptions, heads_cap: bool = True
 ) -> list[str]:
     """Structural reasons a plan cannot run, before any timing (``heads_cap``: tensor
-    parallelism no wider than the attention heads)."""
+    parallelism no wider than the attention heads and a square 2D mesh; without it, the paper
+    regime's relaxation, as its search allows)."""
     reasons = []
     for name in ("tp", "pp", "dp", "cp", "microbatch_sequences", "virtual_stages"):
         if getattr(plan, name) < 1:
             reasons.append(f"{name} must be at least 1")
     if plan.sequence_length < 1:
         reasons.append("sequence length must be at least 1 token")
-    if plan.two_d:
+    if plan.two_d and not heads_cap:  # the paper's relaxation: any tp >= 4 (sqrt(tp) a side)
+        if plan.tp < 4:
+            reasons.append(f"2D tensor parallelism needs tp >= 4, got {plan.tp}")
+    elif plan.two_d:
         g = math.isqrt(plan.tp)
         if g * g != plan.tp or g < 2:
             reasons.append(f"2D tensor parallelism needs a square tp >= 4, got {plan.tp}")
@@ -143,7 +153,7 @@ def _reason_checks(
             f"multiple of pp ({plan.pp})"
         )
     experts = float(a.moe_experts)
-    ep = experts if plan.ep is None else float(plan.ep)
+    ep = float(expert_parallel(a)) if plan.ep is None else float(plan.ep)
     ranks = plan.dp * plan.cp
     if plan.ep is not None and plan.ep < 1:
         reasons.append("ep must be at least 1")
@@ -160,7 +170,7 @@ def _reason_checks(
                 f"{ep:g} expert-parallel ranks{one} need at least as many data-parallel ranks, "
                 f"got dp x cp = {ranks}"
             )
-        elif ranks % ep:
+        elif plan.ep is not None and ranks % ep:  # the searches ask dp x cp >= ep only
             reasons.append(
                 f"ep = {ep:g} does not divide dp x cp = {ranks} (expert groups tile the "
                 "data-parallel ranks)"
@@ -179,7 +189,8 @@ def evaluate_plan(
     ``regime="paper"`` evaluates the plan with the ``paper`` regime's step model instead
     (:func:`forecast.model.plan.terms_at` in its relaxed form, the one the paper-regime walls
     search): each of the ``pp`` stages holds ``L / pp`` layers, fractional where ``pp`` does not
-    divide ``L``, and the tensor-parallel degree is not capped by the head count; that model has
+    divide ``L``, and the tensor-parallel degree is not capped by the head count (nor a 2D mesh
+    square), as its search allows; that model has
     no context parallelism, recomputation or interleaving (``ValueError`` if the plan asks for
     them).
     """

@@ -111,7 +111,8 @@ def _collective_time_per_byte(r, k, w_up, w_out, passes):
 def expert_parallel(a: Assumptions):
     """The expert-parallel degree: ``a.moe_expert_parallel``, or ``a.moe_experts`` (one expert
     per rank) where it is 0 (the default)."""
-    return jnp.where(a.moe_expert_parallel > 0.0, a.moe_expert_parallel, a.moe_experts)
+    given = (a.moe_experts > 1.0) & (a.moe_expert_parallel > 0.0)  # a dense block: no experts
+    return jnp.where(given, a.moe_expert_parallel, a.moe_experts)
 
 
 def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
@@ -188,6 +189,10 @@ def plan_constants(hw: Hardware, a: Assumptions, tp, two_d) -> dict:
         * held_per_d2
         / (tp * hbm_rate),
         "held_per_d2": held_per_d2,  # parameters of a layer one (tp = 1) accelerator holds
+        # parameters of a layer whose optimizer state a data-parallel group shards: attention
+        # (4 d^2) over the dp ranks, each expert (8 d^2) over the dp / ep ranks that hold it, so
+        # (4 + 8 E) d^2 / dp per rank whatever ep is (Megatron-LM's distributed optimizer)
+        "optimizer_per_d2": 4.0 + 8.0 * experts,
         "expert_parallel": ep,
         "hbm1_per_d": p * (act_full + 60.0 / tp) / hbm_rate,
         "comm_per_d": comm,
@@ -247,9 +252,9 @@ def terms_at(
     tp = c["tp"]
     pp = jnp.asarray(pp, dtype=jnp.float64)
     p = a.bytes_per_number
-    ep = c["expert_parallel"]
     d = shape.d_model
     n_held = c["held_per_d2"] * jnp.square(d)  # parameters per layer held by one (tp = 1) rank
+    n_sharded = c["optimizer_per_d2"] * jnp.square(d)  # per layer, sharded over the dp ranks
     piped = pp > 1.0
     whole_layers = layers_per_stage is not None
     if whole_layers:
@@ -269,8 +274,10 @@ def terms_at(
     # forecast.model.cost's bit for bit, tests/model/test_model_cost.py)
     if whole_layers:
         grad_params = n_held * layers_per_stage / tp
+        sharded_params = n_sharded * layers_per_stage / tp
     else:
         grad_params = n_held * shape.layers / (pp * tp)
+        sharded_params = n_sharded * shape.layers / (pp * tp)
     terms = {
         "tp": tp,
         "pp": pp,
@@ -291,19 +298,16 @@ def terms_at(
         "dp_latency_inter_s": a.inter_domain_hop_s,
         "mem_static": (p + a.gradient_reduce_bytes) * grad_params,
         # Optimizer step per step and per microbatch token of the m microbatches: the shard of a
-        # replica is 1/dp = m b / B of the stage's parameters (experts: sharded over dp / ep);
-        # it reads and writes the optimizer state, reads the gradient, writes the weights.
+        # replica is 1/dp = m b / B of the stage's (attention and all experts') parameters; it
+        # reads and writes the optimizer state, reads the gradient, writes the weights.
         "optimizer_per_m": (2.0 * a.optimizer_bytes_per_param + a.gradient_reduce_bytes + p)
-        * grad_params
-        * ep
+        * sharded_params
         / (shape.batch_tokens * c["hbm_rate"]),
         # Memory per microbatch token: optimizer shards grow with m (fewer replicas at a fixed
         # batch), activations with the microbatches in flight, min(m, pp).
-        # experts' optimizer state is sharded over dp / ep replicas only
         "mem_optimizer_per_m": a.optimizer_bytes_per_param
-        * n_held
+        * n_sharded
         * (layers_per_stage * pp if whole_layers else shape.layers)
-        * ep
         / (shape.batch_tokens * pp * tp),
         "mem_activation_per_microbatch": layers_per_stage
         * a.activation_bytes_per_token_dim

@@ -103,6 +103,7 @@ class PaperPlanDraws(NamedTuple):
     accelerators: np.ndarray
     layers: np.ndarray  # the depth law's, unrounded
     steps: np.ndarray
+    step_time_s: np.ndarray  # the run's time at its utilization over its D / B steps; NaN: none
 
 
 def _paper_one(hw: Hardware, a: Assumptions, x, g: PlanGrid):
@@ -110,7 +111,12 @@ def _paper_one(hw: Hardware, a: Assumptions, x, g: PlanGrid):
     shape = model_shape(x, a)
     fields = (c.utilization, c.feasible, c.tp, c.pp, c.m, c.two_d, c.data_parallel)
     fields += (c.microbatch_tokens, c.n_accelerators)
-    return (*(f[0] for f in fields), shape.layers, shape.steps)
+    util, n = c.utilization[0], c.n_accelerators[0]
+    # the plan trains 6 N D = 10^x FLOP at util of n accelerators' peak, over D / B steps (the
+    # paper's plans use the whole critical batch B: dp = B / (m b))
+    run_s = 10.0**x / (n * hw.flops * jnp.where(util > 0.0, util, 1.0))
+    step = jnp.where(util > 0.0, run_s / shape.steps, jnp.nan)
+    return (*(f[0] for f in fields), shape.layers, shape.steps, step)
 
 
 @jax.jit

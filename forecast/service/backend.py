@@ -734,6 +734,7 @@ class Backend:
             )
         if not 1 <= draws <= PLAN_MAX_DRAWS:
             raise BadParameterError("draws", draws, f"whole numbers from 1 to {PLAN_MAX_DRAWS}")
+        regime = regime.lower()  # as the CLI's --regime
         if regime not in REGIMES:
             raise BadParameterError("regime", regime, list(REGIMES))
         fid, path, meta = self.meta(None)

@@ -239,10 +239,13 @@ def test_fewer_expert_parallel_ranks_hold_more_experts_and_send_less():
         extra = evs[ep].step_breakdown_s["tensor"] - evs[1].step_breakdown_s["tensor"]
         expected = busy * b * MOE_MODEL.d_model * per_token_and_d * (ep - 1) / ep
         assert extra == pytest.approx(expected, rel=1e-9), ep
-    # the experts' optimizer state is sharded over dp / ep replicas: 4x more of it per rank at
-    # ep = 2 for the expert part, the attention part likewise (the held parameters: 36 / 12)
-    opt = {ep: ev.memory_bytes["optimizer"] for ep, ev in evs.items()}
-    assert opt[2] / opt[8] == pytest.approx((36.0 * 2.0) / (12.0 * 8.0), rel=1e-12)
+    # optimizer state: attention (4 d^2) sharded over the dp ranks, each expert (8 d^2) over the
+    # dp / ep ranks that hold it: (4 + 8 E) d^2 / dp per rank whatever ep is, 12 bytes a
+    # parameter, for the m b / B share of a replica (Megatron-LM's distributed optimizer)
+    shard = 12.0 * (4.0 + 8.0 * 8.0) * MOE_MODEL.d_model**2 * ev8.layers_per_stage / 8
+    expected = shard * ev8.microbatches * b / ev8.global_batch_tokens
+    for ev in evs.values():
+        assert ev.memory_bytes["optimizer"] == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -262,6 +265,21 @@ def test_expert_parallel_layouts_that_cannot_run_say_why(a, plan, reason):
     assert any(reason in r for r in ev.reasons), ev.reasons
 
 
+def test_the_default_expert_layout_asks_what_the_searches_ask():
+    """One expert per rank (no ``ep`` given): dp x cp at least the experts, as the searches
+    ask (forecast.model.realistic), not a multiple of them: the searches' plans evaluate."""
+    ev = evaluate_plan(H100, MOE, MOE_MODEL, MOE_PLAN._replace(dp=12))
+    assert not any("expert" in r for r in ev.reasons), ev.reasons
+
+
+def test_an_expert_parallel_degree_leaves_a_dense_model_dense():
+    """``moe_expert_parallel`` without experts changes nothing (no all-to-all, 12 d^2 a layer)."""
+    plan = ParallelPlan(tp=8, pp=16, dp=128, sequence_length=8192)
+    dense = evaluate_plan(H100, LONG, MODEL, plan)
+    odd = evaluate_plan(H100, LONG._replace(moe_expert_parallel=8.0), MODEL, plan)
+    assert odd.step_time_s == dense.step_time_s and odd.memory_bytes == dense.memory_bytes
+
+
 # ----------------------------------------------------------------------------- the paper regime
 
 
@@ -278,6 +296,10 @@ def test_the_paper_regime_is_the_relaxed_plan_model_at_the_given_degrees():
     realistic = evaluate_plan(H100, LONG, MODEL, plan)
     assert realistic.layers_per_stage == 11
     assert realistic.step_time_s > paper.step_time_s
+    # a 2D mesh of any tp >= 4 (sqrt(tp) a side), as the paper's search has them
+    mesh = ParallelPlan(tp=32, pp=16, dp=32, sequence_length=8192, two_d=True)
+    assert not any("2D" in r for r in evaluate_plan(H100, LONG, MODEL, mesh, "paper").reasons)
+    assert any("square tp" in r for r in evaluate_plan(H100, LONG, MODEL, mesh).reasons)
     # a tensor-parallel group wider than the heads: the paper's relaxation allows it
     wide = ParallelPlan(tp=256, pp=16, dp=4, sequence_length=8192)
     assert not any(

@@ -71,6 +71,8 @@ def test_the_paper_regime_s_best_plan_per_draw_is_the_paper_curve():
     """``best_paper_plans``: per draw, the full paper search at its budget
     (:func:`forecast.model.search.utilization_curve`), continuous quantities, and its accelerators
     the product of the degrees (dp fractional)."""
+    from forecast.model.plan import best_plan
+    from forecast.model.scaling import model_shape
     from forecast.model.search import utilization_curve
 
     a = draws()
@@ -85,3 +87,10 @@ def test_the_paper_regime_s_best_plan_per_draw_is_the_paper_curve():
         assert paper.data_parallel[k] == pytest.approx(float(curve.data_parallel[0]), rel=1e-12)
         dims = paper.tensor_parallel[k] * paper.pipeline_parallel[k] * paper.data_parallel[k]
         assert paper.accelerators[k] == pytest.approx(dims, rel=1e-9)
+        # its step time is the plan model's for that plan (forecast.model.plan.best_plan)
+        shape = model_shape(x[k], one)
+        plan = best_plan(
+            H100, one, shape, paper.tensor_parallel[k], paper.pipeline_parallel[k],
+            paper.microbatches[k], bool(paper.two_d[k]),
+        )  # fmt: skip
+        assert paper.step_time_s[k] == pytest.approx(float(plan.step_time_s), rel=1e-9)
