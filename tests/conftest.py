@@ -28,6 +28,7 @@ _JAX_CACHE = Path(tempfile.mkdtemp(prefix="wallcast-jax-cache-"))
 atexit.register(shutil.rmtree, _JAX_CACHE, True)
 os.environ["WALLCAST_JAX_CACHE_DIR"] = str(_JAX_CACHE)
 
+from forecast.config.filelock import exclusive_lock  # noqa: E402
 from forecast.config.runtime import (  # noqa: E402
     init_jax,
     release_compiled_programs_near_limit,
@@ -130,19 +131,6 @@ def _shared_folder(request, tmp_path_factory) -> Path | None:
     return tmp_path_factory.getbasetemp().parent
 
 
-@contextlib.contextmanager
-def _exclusive(lock_file: Path):
-    """An exclusive lock across processes (``flock``, Linux and macOS; CI runs Linux)."""
-    import fcntl  # why here: POSIX only, and only the two-worker fixtures need it
-
-    with open(lock_file, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="session")
 def published_cache(prefect_harness, tmp_path_factory, request) -> Path:
     """Prefect storage of the published-forecast flow runs (see :func:`own_prefect_cache`),
@@ -169,7 +157,8 @@ def published_forecast(published_cache, tmp_path_factory, request) -> Path:
             return publish_small_forecast(tmp_path_factory.mktemp("published") / "outputs")
     built = shared / "published" / "outputs"
     record = shared / "published" / "forecast-path.txt"
-    with _exclusive(shared / "published.lock"):
+    # the refresh lock of forecast.config.filelock, waiting for the worker that builds it
+    with exclusive_lock(shared / "published.lock", "published-forecast build", wait=1800.0):
         if not record.exists():
             with own_prefect_cache(published_cache):
                 path = publish_small_forecast(built)
