@@ -226,7 +226,7 @@ def plan_answer(
     for name, hw, gaps, (tdp, price, sources) in targets:
         if regime == "paper":
             row = _paper_row(name, hw, a, log10_flop, gaps, prob=prob)
-            row.update(_shortest_paper_run(hw, a, log10_flop, prob))
+            row.update(_shortest_run(hw, a, log10_flop, prob, _paper_shortest_days))
         else:
             plans = best_plans(hw, a, log10_flop)
             row = _row(name, hw, plans, grid, a, log10_flop, gaps, prob=prob)
@@ -293,40 +293,25 @@ def _row(
     *,
     prob: float,
 ) -> dict[str, Any]:
+    """One accelerator's answer from the realistic regime's best plans per draw."""
     ok = np.asarray(plans.feasible, bool) & (np.asarray(plans.utilization) > 0)
-    util = np.where(ok, plans.utilization, 0.0)
-    accelerators = np.where(ok, _count(plans, grid), np.nan)
-    # accelerator-time is the budget over the delivered FLOP/s (MFU = C / (n peak t)): a run
-    # that finishes before the deadline is charged for the time it runs, not the deadline
-    peak = np.broadcast_to(np.asarray(hw.flops, dtype=float), util.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        hours = np.where(ok, 10.0**log10_flop / (peak * util) / 3600.0, np.nan)
-        run_days = hours / accelerators / 24.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # against the best of small runs and this one (a run at the peak costs 1x, not less)
-        best = np.maximum(plans.small_scale_utilization, util)
-        multiplier = np.where(ok, best / util, np.inf)
-    representative = _median_draw(util, ok)
-    return {
-        "accelerator": name,
-        "feasible_probability": float(np.mean(ok)),
-        "utilization": _summary(util, prob),
-        "small_scale_utilization": _summary(plans.small_scale_utilization, prob),
-        "cost_multiplier": _summary(multiplier, prob),
-        "accelerators": _summary(accelerators, prob),
-        "accelerator_hours": _summary(hours, prob),
-        "run_days": _summary(run_days, prob),
-        "step_time_s": _summary(np.where(ok, plans.step_time_s, np.nan), prob),
-        "plan_median_draw": (
-            _median_plan(
-                grid, plans, representative, hw, a, log10_flop, float(run_days[representative])
-            )
-            if representative is not None
-            else None
-        ),
-        "assumptions": gaps,
-        "_draws": {"ok": ok, "hours": hours, "accelerators": accelerators},
-    }
+
+    def plan(k: int, run_days: float) -> dict[str, Any]:
+        return _median_plan(grid, plans, k, hw, a, log10_flop, run_days)
+
+    return _draws_row(
+        name,
+        hw,
+        log10_flop,
+        ok,
+        utilization=plans.utilization,
+        accelerators=_count(plans, grid),
+        step_time_s=plans.step_time_s,
+        small_scale_utilization=plans.small_scale_utilization,
+        plan=plan,
+        gaps=gaps,
+        prob=prob,
+    )
 
 
 def _paper_row(
@@ -341,20 +326,9 @@ def _paper_row(
     """:func:`_row` of the paper regime: its best plan per draw, continuous quantities."""
     plans = best_paper_plans(hw, a, log10_flop)
     ok = np.asarray(plans.feasible, bool) & (np.asarray(plans.utilization) > 0)
-    util = np.where(ok, plans.utilization, 0.0)
-    accelerators = np.where(ok, plans.accelerators, np.nan)
-    peak = np.broadcast_to(np.asarray(hw.flops, dtype=float), util.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        hours = np.where(ok, 10.0**log10_flop / (peak * util) / 3600.0, np.nan)
-        run_days = hours / accelerators / 24.0
-    step_time = np.where(ok, plans.step_time_s, np.nan)
-    small = np.broadcast_to(small_scale_max_utilization(hw, a), util.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        multiplier = np.where(ok, np.maximum(small, util) / util, np.inf)
-    k = _median_draw(util, ok)
-    plan = None
-    if k is not None:
-        plan = {
+
+    def plan(k: int, run_days: float) -> dict[str, Any]:
+        return {
             "regime": "paper",
             "tensor_parallel": int(plans.tensor_parallel[k]),
             "tensor_parallel_layout": "2D" if bool(plans.two_d[k]) else "1D",
@@ -365,9 +339,53 @@ def _paper_row(
             "layers": float(plans.layers[k]),
             "layers_per_stage": float(plans.layers[k] / plans.pipeline_parallel[k]),
             "accelerators": float(plans.accelerators[k]),
-            "run_days": float(run_days[k]),
-            "step_time_s": float(step_time[k]),
+            "run_days": run_days,
+            "step_time_s": float(plans.step_time_s[k]),
         }
+
+    return _draws_row(
+        name,
+        hw,
+        log10_flop,
+        ok,
+        utilization=plans.utilization,
+        accelerators=plans.accelerators,
+        step_time_s=plans.step_time_s,
+        small_scale_utilization=small_scale_max_utilization(hw, a),
+        plan=plan,
+        gaps=gaps,
+        prob=prob,
+    )
+
+
+def _draws_row(
+    name: str,
+    hw: Hardware,
+    log10_flop: np.ndarray,
+    ok: np.ndarray,
+    *,
+    utilization: Any,
+    accelerators: Any,
+    step_time_s: Any,
+    small_scale_utilization: Any,
+    plan: Any,
+    gaps: list[str],
+    prob: float,
+) -> dict[str, Any]:
+    """An accelerator's answer from per-draw arrays of either regime's best plans (``ok``: a
+    plan finishes in time; ``plan(k, run_days)``: the median draw's plan as shown)."""
+    util = np.where(ok, utilization, 0.0)
+    accelerators = np.where(ok, accelerators, np.nan)
+    small = np.broadcast_to(np.asarray(small_scale_utilization, dtype=float), util.shape)
+    # accelerator-time is the budget over the delivered FLOP/s (MFU = C / (n peak t)): a run
+    # that finishes before the deadline is charged for the time it runs, not the deadline
+    peak = np.broadcast_to(np.asarray(hw.flops, dtype=float), util.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hours = np.where(ok, 10.0**log10_flop / (peak * util) / 3600.0, np.nan)
+        run_days = hours / accelerators / 24.0
+        # against the best of small runs and this one (a run at the peak costs 1x, not less)
+        multiplier = np.where(ok, np.maximum(small, util) / util, np.inf)
+    k = _median_draw(util, ok)
     return {
         "accelerator": name,
         "feasible_probability": float(np.mean(ok)),
@@ -377,42 +395,39 @@ def _paper_row(
         "accelerators": _summary(accelerators, prob),
         "accelerator_hours": _summary(hours, prob),
         "run_days": _summary(run_days, prob),
-        "step_time_s": _summary(np.where(ok, step_time, np.nan), prob),
-        "plan_median_draw": plan,
+        "step_time_s": _summary(np.where(ok, step_time_s, np.nan), prob),
+        "plan_median_draw": plan(k, float(run_days[k])) if k is not None else None,
         "assumptions": gaps,
         "_draws": {"ok": ok, "hours": hours, "accelerators": accelerators},
     }
 
 
-def _shortest_paper_run(
-    hw: Hardware, a: Assumptions, log10_flop: np.ndarray, prob: float
-) -> dict[str, Any]:
-    """The paper regime's shortest run (:func:`forecast.model.cost.min_run_days`) over the
-    same thinning of the draws as :func:`_shortest_run`."""
-    n = log10_flop.size
-    idx = np.unique(np.linspace(0, n - 1, min(n, SHORTEST_RUN_DRAWS)).round().astype(int))
-    take = [np.broadcast_to(np.asarray(f, dtype=float), (n,))[idx] for f in (*hw, *a)]
-    nh = len(Hardware._fields)
-    days = min_run_days(Hardware(*take[:nh]), Assumptions(*take[nh:]), log10_flop[idx])
+def _paper_shortest_days(hw: Hardware, a: Assumptions, log10_flop: np.ndarray) -> np.ndarray:
+    """The paper regime's shortest run (:func:`forecast.model.cost.min_run_days`: plans of one
+    microbatch, the deepest pipelines) on the realistic form's range of days."""
+    days = min_run_days(hw, a, log10_flop)
     low, high = SHORTEST_RUN_DAYS_RANGE
-    days = np.where(days > high, np.inf, np.maximum(days, low))  # the realistic form's range
-    return {
-        "shortest_run_days": _summary(days, prob),
-        "shortest_run_draws": int(idx.size),
-        "shortest_run_below_range_probability": float(np.mean(days <= low)),
-    }
+    return np.where(days > high, np.inf, np.maximum(days, low))
 
 
-def _shortest_run(hw: Hardware, a: Assumptions, log10_flop: np.ndarray, prob: float) -> dict:
-    """The shortest run that some launchable plan finishes (days), over an even thinning of
-    the draws to :data:`SHORTEST_RUN_DRAWS` (the bisection costs 11 plan searches per draw)."""
+def _shortest_run(
+    hw: Hardware,
+    a: Assumptions,
+    log10_flop: np.ndarray,
+    prob: float,
+    days_of: Any = shortest_run_days,
+) -> dict[str, Any]:
+    """The shortest run that some plan finishes (days), over an even thinning of the draws to
+    :data:`SHORTEST_RUN_DRAWS` (the launchable plans' bisection costs 11 plan searches per
+    draw); ``days_of``: the regime's (:func:`forecast.model.planner.shortest_run_days`, or
+    :func:`_paper_shortest_days`)."""
     n = log10_flop.size
     idx = np.unique(np.linspace(0, n - 1, min(n, SHORTEST_RUN_DRAWS)).round().astype(int))
 
     def take(fields: Any) -> list[np.ndarray]:
         return [np.broadcast_to(np.asarray(f, dtype=float), (n,))[idx] for f in fields]
 
-    days = shortest_run_days(Hardware(*take(hw)), Assumptions(*take(a)), log10_flop[idx])
+    days = days_of(Hardware(*take(hw)), Assumptions(*take(a)), log10_flop[idx])
     return {
         "shortest_run_days": _summary(days, prob),
         "shortest_run_draws": int(idx.size),
