@@ -52,9 +52,15 @@ $(PY):
 	  exit 1; \
 	fi
 
-# Re-install only when pyproject.toml changes (or the venv is new).
+# Re-install only when pyproject.toml changes (or the venv is new). uv (from PyPI, into the venv)
+# installs the same requirements ~15x faster than pip (BENCHMARKS.md section 2: 3 s against 57 s
+# here, empty caches); where uv cannot be installed, pip does it.
 $(STAMP): pyproject.toml | $(PY)
-	$(PIP) install -e '.[dev]'
+	@if $(PIP) install -q --disable-pip-version-check uv >/dev/null 2>&1 && [ -x $(VENV)/bin/uv ]; then \
+	  echo "installing with uv"; $(VENV)/bin/uv pip install --python $(PY) -e '.[dev]'; \
+	else \
+	  echo "installing with pip"; $(PIP) install -e '.[dev]'; \
+	fi
 	@touch $(STAMP)
 
 venv: $(STAMP)
