@@ -15,7 +15,7 @@ three things:
   data-movement wall earlier (or later, through a lower small-scale maximum) and the latency wall
   earlier.  On 30 conditions the shortlist never saw, both walls are the full search's within
   0.01 dex for 28 and 29 of them (``benchmarks/realistic_fast.py``, BENCHMARKS.md section 6);
-* **a screen per budget** (:func:`_best_fn`): every shape exact at its closed-form top
+* **a screen per budget** (:func:`_evaluators`): every shape exact at its closed-form top
   microbatch count, all nine microbatch candidates only for the :data:`SCREEN_KEEP` shapes that
   rank best two groups above that count (unchecked); every utilization is still an exact plan's,
   and on 2,000 held-out conditions every latency wall and 1,999 data-movement walls are the
@@ -58,9 +58,10 @@ DIP_WINDOW_DEX = 1.2  # grid before the scan's crossing searched for an earlier 
 LATENCY_STEPS = 9  # bisection steps in a 0.25-dex bracket: 0.0005 dex
 CROSSING_STEPS = 6  # bisection steps in a 0.05-dex bracket: 0.0008 dex
 DRAW_CHUNK = 16  # draws per compiled call
-SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979): _best_fn
+SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979): _evaluators
 SCREEN_GROUPS_ABOVE = 2.0  # the screen ranks shapes this many groups above their top count
 SCAN_CHUNK = 3  # scan budgets per step, up to the latency wall's bracket (_scan; 81 = 27 x 3)
+CARRY_TOP = 3  # shapes carried from each scan budget into the later stages, plus one (_evaluators)
 
 
 @cache
@@ -77,44 +78,68 @@ def grid_of(shapes) -> LaunchGrid:
     return g._replace(two_d=g.two_d.astype(bool))
 
 
-def _best_fn(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int = SCREEN_KEEP):
-    """``best(x) -> (utilization, feasible)`` of the best plan of ``g`` at budget ``x``.
+def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: int):
+    """``(full, carried)``: the best plan at a budget over the whole grid and over a few shapes.
 
-    Screened: every shape is evaluated exactly at its closed-form top microbatch count (a
-    feasible plan or nothing) and ranked by its utilization one group above that count without
-    the checks (the count a little above which its best plan lies); the ``keep`` best-ranked
-    shapes get all the microbatch candidates of :func:`_plans_at`.  Every utilization returned
-    is an exact plan's, so the best never exceeds the unscreened one; ``keep=0``: no screen."""
+    ``full(x) -> (utilization, feasible, winners)`` searches every shape of ``g`` at budget ``x``,
+    screened (``keep`` > 0): every shape is evaluated exactly at its closed-form top microbatch
+    count and ranked by its utilization :data:`SCREEN_GROUPS_ABOVE` groups above that count
+    without the checks (a little above which its best plan lies); the ``keep`` best-ranked shapes
+    get all the microbatch candidates of :func:`_plans_at`.  Every utilization returned is an
+    exact plan's, so the best never exceeds the unscreened one; ``keep=0``: no screen.
+    ``winners``: the indices of the ``carry`` shapes of highest utilization among those given
+    every candidate, and the best shape at its top count (``carry + 1`` indices).
+
+    ``carried(x, shapes) -> (utilization, feasible)``: the best plan of the shapes at indices
+    ``shapes`` (every microbatch candidate each, no screen): a subset of the grid, so a plan of
+    ``full``'s grid, at a fraction of its cost.  Whether a deep pipeline (given by its chunk
+    size) is a shape to search is the whole grid's rule (deeper than every pipeline given by its
+    stages), not the subset's."""
     constants = _constants(hw, a, g)
     n = g.tp.shape[0]
+    per_shape = {k for k, v in constants.items() if jnp.ndim(v) == 1 and v.shape[0] == n}
+    deepest_given = jnp.max(g.pp)
+    width = max(int(carry), 1) + 1
+
+    def subset(idx):
+        sub = LaunchGrid(*(f[idx] for f in g))
+        return sub, {k: (v[idx] if k in per_shape else v) for k, v in constants.items()}
+
+    def carried(x, shapes):
+        sub, sub_constants = subset(shapes)
+        util, _, pp, *_ = _plans_at(hw, a, x, sub, sub_constants)
+        util = jnp.where((sub.pp > 0) | (pp > deepest_given), util, 0.0)
+        return jnp.max(util), jnp.any(util > 0.0)
+
     if keep <= 0 or keep >= n:
 
-        def best_all(x):
+        def full_all(x):
             util, ok, *_ = _plans_at(hw, a, x, g, constants)
-            return jnp.max(util), jnp.any(ok)
+            return jnp.max(util), jnp.any(ok), jax.lax.top_k(util, width)[1]
 
-        return best_all
+        return full_all, carried
 
-    per_shape = {k for k, v in constants.items() if jnp.ndim(v) == 1 and v.shape[0] == n}
-
-    def best(x):
+    def full(x):
         c = _microbatch_choice(hw, a, x, g, constants)
         at_top = c.at_microbatches(c.top)[0]
         above = jnp.minimum(c.top + SCREEN_GROUPS_ABOVE * c.unit, c.batch_microbatches)
         rank = c.at_microbatches(above, checked=False)[0]
         idx = jax.lax.top_k(rank, keep)[1]
-        sub = LaunchGrid(*(f[idx] for f in g))
-        sub_constants = {k: (v[idx] if k in per_shape else v) for k, v in constants.items()}
+        sub, sub_constants = subset(idx)
         # a deep pipeline of the full grid is a shape to search only if deeper than every pipeline
         # given by its stages: the full grid's mask, not the subset's, decides
         util = jnp.where(c.ok[idx], _plans_at(hw, a, x, sub, sub_constants)[0], 0.0)
-        return jnp.maximum(jnp.max(at_top), jnp.max(util)), jnp.any(at_top > 0) | jnp.any(util > 0)
+        winners = jnp.concatenate(
+            [idx[jax.lax.top_k(util, width - 1)[1]], jnp.argmax(at_top)[None]]
+        )
+        best = jnp.maximum(jnp.max(at_top), jnp.max(util))
+        return best, jnp.any(at_top > 0) | jnp.any(util > 0), winners
 
-    return best
+    return full, carried
 
 
-def _scan(best, coarse, scan_chunk: int):
-    """``best`` at the scan's budgets: (utilization, feasible) per budget.
+def _scan(full, coarse, scan_chunk: int):
+    """``full`` at the scan's budgets: (utilization, feasible, winners) per budget.
 
     ``scan_chunk`` > 0: in chunks of that many budgets from the bottom, stopping after the chunk
     that holds the first infeasible budget past a feasible one (the latency wall's bracket); the
@@ -126,27 +151,53 @@ def _scan(best, coarse, scan_chunk: int):
     plan model here does). ``scan_chunk`` 0: every budget at once."""
     n = coarse.size
     if scan_chunk <= 0 or n % scan_chunk:
-        return jax.vmap(best)(coarse)
+        return jax.vmap(full)(coarse)
     chunks = coarse.reshape(-1, scan_chunk)
     idx = jnp.arange(n)
+    winners = jax.eval_shape(full, coarse[0])[2]
 
     def more(state):
-        k, _, _, done = state
+        k, *_, done = state
         return (k < chunks.shape[0]) & ~done
 
     def step(state):
-        k, u, ok, _ = state
-        uc, okc = jax.vmap(best)(chunks[k])
+        k, u, ok, win, _ = state
+        uc, okc, winc = jax.vmap(full)(chunks[k])
         u = jax.lax.dynamic_update_slice(u, uc, (k * scan_chunk,))
         ok = jax.lax.dynamic_update_slice(ok, okc, (k * scan_chunk,))
+        win = jax.lax.dynamic_update_slice(win, winc, (k * scan_chunk, jnp.zeros_like(k)))
         seen = idx < (k + 1) * scan_chunk
         first_ok = jnp.min(jnp.where(ok, idx, n))
         done = jnp.any(seen & ~ok & (idx > first_ok))
-        return k + 1, u, ok, done
+        return k + 1, u, ok, win, done
 
-    start = (jnp.int32(0), jnp.zeros(n), jnp.zeros(n, dtype=bool), jnp.bool_(False))
-    _, u, ok, _ = jax.lax.while_loop(more, step, start)
-    return u, ok
+    start = (
+        jnp.int32(0),
+        jnp.zeros(n),
+        jnp.zeros(n, dtype=bool),
+        jnp.zeros((n, winners.shape[0]), dtype=winners.dtype),
+        jnp.bool_(False),
+    )
+    _, u, ok, win, _ = jax.lax.while_loop(more, step, start)
+    return u, ok, win
+
+
+def _bisect(decide, lo, hi, steps):
+    """``steps`` bisections of ``[lo, hi]``: ``decide(mid)`` True moves ``hi`` to ``mid``."""
+
+    def step(_, b):
+        lo, hi = b
+        mid = 0.5 * (lo + hi)
+        d = decide(mid)
+        return jnp.where(d, lo, mid), jnp.where(d, mid, hi)
+
+    return jax.lax.fori_loop(0, steps, step, (lo, hi))
+
+
+def _confirmed(carried_result, check, full_result):
+    """``carried_result`` (a tuple) where ``check`` holds, else ``full_result()`` (computed only
+    then: :func:`_walls_one` runs per draw under ``lax.map``, so ``lax.cond`` takes one branch)."""
+    return jax.lax.cond(check, lambda: carried_result, full_result)
 
 
 def _walls_one(
@@ -156,37 +207,70 @@ def _walls_one(
     threshold,
     keep: int = SCREEN_KEEP,
     scan_chunk: int = SCAN_CHUNK,
+    carry: int = CARRY_TOP,
 ):
-    """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a)."""
-    best = _best_fn(hw, a, g, keep)
+    """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a).
+
+    ``carry`` > 0: the stages after the scan (refinement of the maximum, latency bisection, dip
+    window, crossing bisection) search only the shapes that won at the scan budgets around them
+    (``carry + 1`` per budget), and each decision that places a wall is confirmed on the whole
+    grid (the latency bracket's infeasible end, the first dip, the crossing bracket's end below
+    the level); where a confirmation fails, that stage is searched again on the whole grid.
+    ``carry`` 0: every stage on the whole grid."""
+    full, carried = _evaluators(hw, a, g, keep, carry)
+
+    def full_u(x):
+        return full(x)[0]
+
+    def full_ok(x):
+        return full(x)[1]
 
     coarse = jnp.asarray(COARSE_LOG10_FLOP)
     n = coarse.size
-    u, ok = _scan(best, coarse, scan_chunk)
+    u, ok, win = _scan(full, coarse, scan_chunk)
+    idx = jnp.arange(n)
+
+    def shapes_at(scan_indices):
+        return win[jnp.clip(jnp.asarray(scan_indices), 0, n - 1)].reshape(-1)
+
+    def carried_u(shapes):
+        return lambda x: carried(x, shapes)[0]
+
+    def carried_ok(shapes):
+        return lambda x: carried(x, shapes)[1]
+
     i_best = jnp.argmax(u)
     offsets = GRID_STEP_DEX * jnp.arange(-MAX_REFINE_POINTS, MAX_REFINE_POINTS + 1)
     near = jnp.clip(coarse[i_best] + offsets, coarse[0], coarse[-1])
-    u_near, _ = jax.vmap(best)(near)
+    if carry > 0:
+        u_near = jax.vmap(carried_u(shapes_at(i_best + jnp.arange(-1, 2))))(near)
+    else:
+        u_near = jax.vmap(full_u)(near)
     u_max = jnp.maximum(u[i_best], jnp.max(u_near))
     x_best = jnp.where(jnp.max(u_near) > u[i_best], near[jnp.argmax(u_near)], coarse[i_best])
 
     # latency wall: the end of the first run of feasible budgets
-    idx = jnp.arange(n)
     first_ok = jnp.min(jnp.where(ok, idx, n))
     first_bad = jnp.min(jnp.where((~ok) & (idx > first_ok), idx, n))
-
-    def bisect_feasible(lo, hi, steps):
-        def step(_, b):
-            lo, hi = b
-            mid = 0.5 * (lo + hi)
-            f = best(mid)[1]
-            return jnp.where(f, mid, lo), jnp.where(f, hi, mid)
-
-        lo, hi = jax.lax.fori_loop(0, steps, step, (lo, hi))
-        return 0.5 * (lo + hi)
-
     k = jnp.clip(first_bad, 1, n - 1)
-    lat = bisect_feasible(coarse[k - 1], coarse[k], LATENCY_STEPS)
+
+    def infeasible(oracle):
+        return lambda x: ~oracle(x)
+
+    def latency_full():
+        return _bisect(infeasible(full_ok), coarse[k - 1], coarse[k], LATENCY_STEPS)
+
+    if carry > 0:
+        lo, hi = _bisect(
+            infeasible(carried_ok(shapes_at(k - 1 + jnp.arange(-1, 1)))),
+            coarse[k - 1],
+            coarse[k],
+            LATENCY_STEPS,
+        )
+        lo, hi = _confirmed((lo, hi), ~full_ok(hi) | (hi >= coarse[k]), latency_full)
+    else:
+        lo, hi = latency_full()
+    lat = 0.5 * (lo + hi)
     lat = jnp.where(first_bad >= n, jnp.inf, lat)
     lat = jnp.where(first_ok >= n, -jnp.inf, lat)
 
@@ -197,28 +281,44 @@ def _walls_one(
     x_scan = coarse[jnp.clip(j, 0, n - 1)]
     w = int(round(DIP_WINDOW_DEX / GRID_STEP_DEX))
     window = x_scan - GRID_STEP_DEX * jnp.arange(w, 0, -1)  # grid points before the crossing
-    u_win, _ = jax.vmap(best)(window)
-    dip = (u_win < level) & (window > x_best)
-    first_dip = jnp.min(jnp.where(dip, jnp.arange(w), w))
-    hi = jnp.where(first_dip < w, window[jnp.clip(first_dip, 0, w - 1)], x_scan)
+    steps_back = int(np.ceil(DIP_WINDOW_DEX / (COARSE_LOG10_FLOP[1] - COARSE_LOG10_FLOP[0])))
+    crossing_shapes = shapes_at(j - jnp.arange(steps_back, -1, -1))
 
-    def bisect_below(lo, hi, steps):
-        def step(_, b):
-            lo, hi = b
-            mid = 0.5 * (lo + hi)
-            under = best(mid)[0] < level
-            return jnp.where(under, lo, mid), jnp.where(under, mid, hi)
+    def first_dip(u_win):
+        dip = (u_win < level) & (window > x_best)
+        return jnp.min(jnp.where(dip, jnp.arange(w), w))
 
-        lo, hi = jax.lax.fori_loop(0, steps, step, (lo, hi))
-        return 0.5 * (lo + hi)
+    def dip_full():
+        return (first_dip(jax.vmap(full_u)(window)),)
 
-    dm = bisect_below(hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
+    if carry > 0:
+        (first,) = (first_dip(jax.vmap(carried_u(crossing_shapes))(window)),)
+        at = window[jnp.clip(first, 0, w - 1)]
+        (first,) = _confirmed((first,), (first >= w) | (full_u(at) < level), dip_full)
+    else:
+        (first,) = dip_full()
+    hi = jnp.where(first < w, window[jnp.clip(first, 0, w - 1)], x_scan)
+
+    def under(oracle):
+        return lambda x: oracle(x) < level
+
+    def crossing_full():
+        return _bisect(under(full_u), hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
+
+    if carry > 0:
+        c_lo, c_hi = _bisect(
+            under(carried_u(crossing_shapes)), hi - GRID_STEP_DEX, hi, CROSSING_STEPS
+        )
+        c_lo, c_hi = _confirmed((c_lo, c_hi), (c_hi >= hi) | (full_u(c_hi) < level), crossing_full)
+    else:
+        c_lo, c_hi = crossing_full()
+    dm = 0.5 * (c_lo + c_hi)
     dm = jnp.where(j >= n, jnp.inf, dm)
     dm = jnp.where(u_max > 0.0, dm, -jnp.inf)
     return dm, lat, u_max
 
 
-@functools.partial(jax.jit, static_argnames=("keep", "scan_chunk"))
+@functools.partial(jax.jit, static_argnames=("keep", "scan_chunk", "carry"))
 def _walls_chunk(
     hw: Hardware,
     a: Assumptions,
@@ -226,9 +326,10 @@ def _walls_chunk(
     g: LaunchGrid,
     keep: int = SCREEN_KEEP,
     scan_chunk: int = SCAN_CHUNK,
+    carry: int = CARRY_TOP,
 ):
     return jax.lax.map(
-        lambda z: _walls_one(z[0], z[1], g, z[2], keep, scan_chunk), (hw, a, threshold)
+        lambda z: _walls_one(z[0], z[1], g, z[2], keep, scan_chunk, carry), (hw, a, threshold)
     )
 
 
@@ -239,6 +340,7 @@ def fast_realistic_walls(
     grid: LaunchGrid | None = None,
     screen_keep: int = SCREEN_KEEP,
     scan_chunk: int = SCAN_CHUNK,
+    carry: int = CARRY_TOP,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both walls (log10 FLOP) and the small-scale maximum utilization per draw, realistic plans.
 
@@ -246,12 +348,16 @@ def fast_realistic_walls(
     ``(data_movement_wall, latency_wall, max_utilization)``.  ``grid``: the shapes to search
     (default: :func:`shortlist_grid`; the full :func:`forecast.model.realistic.launch_grid` gives
     the full search's walls at this path's budgets).  ``screen_keep``: shapes given every
-    microbatch candidate at each budget (:func:`_best_fn`; 0: all of them).  ``scan_chunk``:
-    the scan's budgets per step, stopping past the latency wall (:func:`_scan`; 0: all at once)."""
+    microbatch candidate at each budget (:func:`_evaluators`; 0: all of them).  ``scan_chunk``:
+    the scan's budgets per step, stopping past the latency wall (:func:`_scan`; 0: all at once).
+    ``carry``: shapes carried from each scan budget into the later stages, whose decisions are
+    confirmed on the whole grid (:func:`_walls_one`; 0: every stage on the whole grid)."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
-    chunk = functools.partial(_walls_chunk, keep=int(screen_keep), scan_chunk=int(scan_chunk))
+    chunk = functools.partial(
+        _walls_chunk, keep=int(screen_keep), scan_chunk=int(scan_chunk), carry=int(carry)
+    )
     dm, lat, umax = _by_draw(chunk, hw, a, (jnp.float64(threshold),), g)
     return dm, lat, umax
 
