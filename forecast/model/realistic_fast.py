@@ -5,7 +5,7 @@ ranks every launchable shape of :func:`forecast.model.realistic.launch_grid` (61
 budgets: ~10-30 s per accelerator on 2 cores, far too slow for thousands of draws and years.
 This path keeps the same plan model, the same microbatch choice per plan
 (:func:`forecast.model.realistic._plans_at`) and the same definitions of the walls, and changes
-three things:
+four things:
 
 * **a shortlist of shapes** (:data:`forecast.model.realistic_shortlist.SHAPES`, 979): the fewest
   shapes that reach 99.8 % of the full grid's best plan at every feasible budget of 227
@@ -27,12 +27,24 @@ three things:
   bisection inside the scan's bracket for the latency wall; for the data-movement wall the
   0.05-dex grid over :data:`DIP_WINDOW_DEX` before the scan's crossing (an earlier grid point
   below the threshold, a dip between scan points, is the crossing the full search reports) and a
-  bisection inside the 0.05-dex bracket.
+  bisection inside the 0.05-dex bracket;
+* **the whole shortlist only where a wall's place depends on it** (issue 23, :func:`_walls_one`):
+  the scan searches all 979 shapes at every second budget (the anchors) and, between them, the
+  four that won at the anchors either side; every budget a reading of the scan rests on (the
+  first infeasible one, the first below the threshold, the best one and those either side of it
+  and of the two best anchors) is searched again on the whole shortlist until none is left that
+  was not.  The stages after the scan search the shapes that won around them; a bisection step
+  or dip they call infeasible or below the level is checked on the whole shortlist (a plan of a
+  subset is a plan of the whole, so "feasible" and "above" need no check).  On 2,000 held-out
+  conditions every wall is the one the whole shortlist at every budget gives, bit for bit, at
+  1.7-2.0x its speed (``benchmarks/realistic_carry.py``, BENCHMARKS.md section 6).
 
 Both walls are read as :func:`forecast.model.search.walls_from_curve` and the refinement of
 ``find_walls`` read them: the latency wall where the first run of feasible budgets ends, the
 data-movement wall where utilization first falls below ``threshold`` times the maximum after the
 budget of the maximum.
+
+One concept: the realistic regime's walls and costs for many draws, on the shortlist.
 """
 
 from __future__ import annotations
@@ -45,7 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from forecast.config.runtime import require_x64
-from forecast.model.cost import shortest_log10_days
+from forecast.model.cost import MIN_RUN_DAYS_RANGE, shortest_log10_days
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.realistic import LaunchGrid, _constants, _microbatch_choice, _plans_at
 from forecast.model.realistic_shortlist import SHAPES
@@ -61,6 +73,9 @@ DRAW_CHUNK = 16  # draws per compiled call
 SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979): _evaluators
 SCREEN_GROUPS_ABOVE = 2.0  # the screen ranks shapes this many groups above their top count
 SCAN_CHUNK = 3  # scan budgets per step, up to the latency wall's bracket (_scan; 81 = 27 x 3)
+SCAN_FULL_EVERY = 2  # the scan searches the whole grid at every 2nd budget (_sparse_scan)
+MAX_PATCHES = 12  # budgets between anchors confirmed on the whole grid per reading (_patched)
+REFINE_KEEP = 32  # best-ranked shapes of the scan's best budget the refinement carries
 CARRY_TOP = 3  # shapes carried from each scan budget into the later stages, plus one (_evaluators)
 
 
@@ -78,6 +93,25 @@ def grid_of(shapes) -> LaunchGrid:
     return g._replace(two_d=g.two_d.astype(bool))
 
 
+def _subset(g: LaunchGrid, constants: dict, idx) -> tuple[LaunchGrid, dict]:
+    """The shapes of ``g`` at indices ``idx`` and their entries of :func:`_constants`."""
+    n = g.tp.shape[0]
+    sub = LaunchGrid(*(f[idx] for f in g))
+    return sub, {
+        k: (v[idx] if jnp.ndim(v) == 1 and v.shape[0] == n else v) for k, v in constants.items()
+    }
+
+
+def _subset_best(hw: Hardware, a: Assumptions, x, g: LaunchGrid, sub: LaunchGrid, constants):
+    """(utilization, feasible) of the best plan of the shapes ``sub`` of ``g`` at budget ``x``,
+    every microbatch candidate each: whether a deep pipeline (given by its chunk size) is a
+    shape to search is the whole grid's rule (deeper than every pipeline of ``g`` given by its
+    stages), not the subset's."""
+    util, _, pp, *_ = _plans_at(hw, a, x, sub, constants)
+    util = jnp.where((sub.pp > 0) | (pp > jnp.max(g.pp)), util, 0.0)
+    return jnp.max(util), jnp.any(util > 0.0)
+
+
 def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: int):
     """``(full, carried)``: the best plan at a budget over the whole grid and over a few shapes.
 
@@ -88,7 +122,8 @@ def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: i
     get all the microbatch candidates of :func:`_plans_at`.  Every utilization returned is an
     exact plan's, so the best never exceeds the unscreened one; ``keep=0``: no screen.
     ``winners``: the indices of the ``carry`` shapes of highest utilization among those given
-    every candidate, and the best shape at its top count (``carry + 1`` indices).
+    every candidate and of the best shape at its top count (``carry + 1``), then of the
+    :data:`REFINE_KEEP` best-ranked shapes (the refinement of the maximum carries those).
 
     ``carried(x, shapes) -> (utilization, feasible)``: the best plan of the shapes at indices
     ``shapes`` (every microbatch candidate each, no screen): a subset of the grid, so a plan of
@@ -97,25 +132,19 @@ def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: i
     stages), not the subset's."""
     constants = _constants(hw, a, g)
     n = g.tp.shape[0]
-    per_shape = {k for k, v in constants.items() if jnp.ndim(v) == 1 and v.shape[0] == n}
-    deepest_given = jnp.max(g.pp)
     width = max(int(carry), 1) + 1
 
     def subset(idx):
-        sub = LaunchGrid(*(f[idx] for f in g))
-        return sub, {k: (v[idx] if k in per_shape else v) for k, v in constants.items()}
+        return _subset(g, constants, idx)
 
     def carried(x, shapes):
-        sub, sub_constants = subset(shapes)
-        util, _, pp, *_ = _plans_at(hw, a, x, sub, sub_constants)
-        util = jnp.where((sub.pp > 0) | (pp > deepest_given), util, 0.0)
-        return jnp.max(util), jnp.any(util > 0.0)
+        return _subset_best(hw, a, x, g, *subset(shapes))
 
     if keep <= 0 or keep >= n:
 
         def full_all(x):
             util, ok, *_ = _plans_at(hw, a, x, g, constants)
-            return jnp.max(util), jnp.any(ok), jax.lax.top_k(util, width)[1]
+            return jnp.max(util), jnp.any(ok), jax.lax.top_k(util, width + REFINE_KEEP)[1]
 
         return full_all, carried
 
@@ -130,7 +159,7 @@ def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: i
         # given by its stages: the full grid's mask, not the subset's, decides
         util = jnp.where(c.ok[idx], _plans_at(hw, a, x, sub, sub_constants)[0], 0.0)
         winners = jnp.concatenate(
-            [idx[jax.lax.top_k(util, width - 1)[1]], jnp.argmax(at_top)[None]]
+            [idx[jax.lax.top_k(util, width - 1)[1]], jnp.argmax(at_top)[None], idx[:REFINE_KEEP]]
         )
         best = jnp.maximum(jnp.max(at_top), jnp.max(util))
         return best, jnp.any(at_top > 0) | jnp.any(util > 0), winners
@@ -150,8 +179,14 @@ def _scan(full, coarse, scan_chunk: int):
     unless a run of feasible budgets came back above the wall with a higher utilization, which no
     plan model here does). ``scan_chunk`` 0: every budget at once."""
     n = coarse.size
-    if scan_chunk <= 0 or n % scan_chunk:
+    if scan_chunk <= 0:
         return jax.vmap(full)(coarse)
+    if n % scan_chunk:  # pad with the top budget to whole chunks, trim after
+        pad = scan_chunk - n % scan_chunk
+        u, ok, win = _scan(
+            full, jnp.concatenate([coarse, jnp.repeat(coarse[-1:], pad)]), scan_chunk
+        )
+        return u[:n], ok[:n], win[:n]
     chunks = coarse.reshape(-1, scan_chunk)
     idx = jnp.arange(n)
     winners = jax.eval_shape(full, coarse[0])[2]
@@ -182,6 +217,64 @@ def _scan(full, coarse, scan_chunk: int):
     return u, ok, win
 
 
+def _sparse_scan(full, carried, coarse, every: int, scan_chunk: int, carried_width: int):
+    """The scan with ``full`` at every ``every``-th budget only (the anchors, from the bottom,
+    stopping past the latency wall's bracket as :func:`_scan`) and ``carried`` between them on
+    the two neighbouring anchors' winners: ``(utilization, feasible, winners, exact)`` per
+    budget, ``exact`` where the value is ``full``'s (the anchors, and the budgets past the first
+    infeasible anchor, which the scan leaves infeasible as :func:`_scan` does).  The caller
+    confirms the budgets its decisions rest on (:func:`_patched`)."""
+    n = coarse.size
+    anchors = np.arange(0, n, every)
+    between = np.setdiff1d(np.arange(n), anchors)
+    left = jnp.asarray(between // every)
+    ua, oka, wina = _scan(full, coarse[anchors], scan_chunk)
+    shapes = jnp.concatenate([wina[left, :carried_width], wina[left + 1, :carried_width]], axis=-1)
+    ub, okb = jax.vmap(carried)(coarse[between], shapes)
+    u = jnp.zeros(n).at[anchors].set(ua).at[between].set(ub)
+    ok = jnp.zeros(n, dtype=bool).at[anchors].set(oka).at[between].set(okb)
+    win = jnp.zeros((n, wina.shape[1]), dtype=wina.dtype).at[anchors].set(wina)
+    win = win.at[between].set(wina[left])
+    k = jnp.arange(anchors.size)
+    first_ok = jnp.min(jnp.where(oka, k, anchors.size))
+    stop = jnp.min(jnp.where(~oka & (k > first_ok), k, anchors.size))
+    past = jnp.arange(n) > jnp.where(stop < anchors.size, stop * every, n)
+    u = jnp.where(past, 0.0, u)
+    ok = ok & ~past
+    exact = jnp.zeros(n, dtype=bool).at[anchors].set(True) | past
+    return u, ok, win, exact
+
+
+def _patched(full, coarse, state, decisive, max_patches: int):
+    """``state`` (utilization, feasible, winners, exact per budget) with ``full`` evaluated at
+    the budget ``decisive(state)`` names while it names one that is not exact (-1: none), at most
+    ``max_patches`` times."""
+
+    def more(carry):
+        state, count = carry
+        return (decisive(state) >= 0) & (count < max_patches)
+
+    def patch(carry):
+        (u, ok, win, exact), count = carry
+        i = decisive((u, ok, win, exact))
+        ui, oki, wi = full(coarse[i])
+        state = (u.at[i].set(ui), ok.at[i].set(oki), win.at[i].set(wi), exact.at[i].set(True))
+        return state, count + 1
+
+    state, _ = jax.lax.while_loop(more, patch, (state, jnp.int32(0)))
+    return state
+
+
+def _first_inexact(candidates, exact):
+    """The first of ``candidates`` (indices; out of range: none) whose budget is not exact, -1 if
+    none."""
+    n = exact.shape[0]
+    candidates = jnp.asarray(candidates)
+    inside = (candidates >= 0) & (candidates < n)
+    bad = inside & ~exact[jnp.clip(candidates, 0, n - 1)]
+    return jnp.where(jnp.any(bad), candidates[jnp.argmax(bad)], -1)
+
+
 def _bisect(decide, lo, hi, steps):
     """``steps`` bisections of ``[lo, hi]``: ``decide(mid)`` True moves ``hi`` to ``mid``."""
 
@@ -192,6 +285,16 @@ def _bisect(decide, lo, hi, steps):
         return jnp.where(d, lo, mid), jnp.where(d, mid, hi)
 
     return jax.lax.fori_loop(0, steps, step, (lo, hi))
+
+
+def _unless(sure, full_predicate):
+    """A predicate that is ``sure(x)`` where that holds and ``full_predicate(x)`` otherwise, the
+    latter computed only then.  For a predicate a plan of a subset proves (feasible, at or above
+    a level: the plan is one of the whole grid's), ``sure`` on the carried shapes and
+    ``full_predicate`` on the whole grid decide every budget as the whole grid alone does, at the
+    cost of the whole grid only where the carried shapes say no.  Per draw under ``lax.map``, so
+    ``lax.cond`` takes one branch."""
+    return lambda x: jax.lax.cond(sure(x), lambda: jnp.bool_(True), lambda: full_predicate(x))
 
 
 def _confirmed(carried_result, check, full_result):
@@ -208,6 +311,7 @@ def _walls_one(
     keep: int = SCREEN_KEEP,
     scan_chunk: int = SCAN_CHUNK,
     carry: int = CARRY_TOP,
+    every: int = SCAN_FULL_EVERY,
 ):
     """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a).
 
@@ -227,11 +331,38 @@ def _walls_one(
 
     coarse = jnp.asarray(COARSE_LOG10_FLOP)
     n = coarse.size
-    u, ok, win = _scan(full, coarse, scan_chunk)
     idx = jnp.arange(n)
+    sparse = carry > 0 and every > 1
+    anchors = np.arange(0, n, every)
+    if sparse:
+        state = _sparse_scan(full, carried, coarse, every, scan_chunk, carry + 1)
+
+        def scan_reading(state):  # the latency bracket and the maximum: budgets to confirm
+            u, ok, _, exact = state
+            first_ok = jnp.min(jnp.where(ok, idx, n))
+            first_bad = jnp.min(jnp.where((~ok) & (idx > first_ok), idx, n))
+            i_best = jnp.argmax(u)
+            # the curve is jagged near its maximum (whole layers, heads and microbatches): the
+            # budgets either side of the two best anchors as well as of the best budget
+            top = jnp.asarray(anchors)[jax.lax.top_k(u[anchors], 2)[1]]
+            return _first_inexact(
+                jnp.concatenate(
+                    [
+                        jnp.stack([first_ok - 1, first_bad, i_best - 1, i_best, i_best + 1]),
+                        top - 1,
+                        top + 1,
+                    ]
+                ),
+                exact,
+            )
+
+        state = _patched(full, coarse, state, scan_reading, MAX_PATCHES)
+        u, ok, win, exact = state
+    else:
+        u, ok, win = _scan(full, coarse, scan_chunk)
 
     def shapes_at(scan_indices):
-        return win[jnp.clip(jnp.asarray(scan_indices), 0, n - 1)].reshape(-1)
+        return win[jnp.clip(jnp.asarray(scan_indices), 0, n - 1), : carry + 1].reshape(-1)
 
     def carried_u(shapes):
         return lambda x: carried(x, shapes)[0]
@@ -243,7 +374,9 @@ def _walls_one(
     offsets = GRID_STEP_DEX * jnp.arange(-MAX_REFINE_POINTS, MAX_REFINE_POINTS + 1)
     near = jnp.clip(coarse[i_best] + offsets, coarse[0], coarse[-1])
     if carry > 0:
-        u_near = jax.vmap(carried_u(shapes_at(i_best + jnp.arange(-1, 2))))(near)
+        # the best-ranked shapes at the scan's best budget, the winners either side of it
+        around = jnp.concatenate([win[i_best], shapes_at(i_best + jnp.array([-1, 1]))])
+        u_near = jax.vmap(carried_u(around))(near)
     else:
         u_near = jax.vmap(full_u)(near)
     u_max = jnp.maximum(u[i_best], jnp.max(u_near))
@@ -261,13 +394,8 @@ def _walls_one(
         return _bisect(infeasible(full_ok), coarse[k - 1], coarse[k], LATENCY_STEPS)
 
     if carry > 0:
-        lo, hi = _bisect(
-            infeasible(carried_ok(shapes_at(k - 1 + jnp.arange(-1, 1)))),
-            coarse[k - 1],
-            coarse[k],
-            LATENCY_STEPS,
-        )
-        lo, hi = _confirmed((lo, hi), ~full_ok(hi) | (hi >= coarse[k]), latency_full)
+        feasible = _unless(carried_ok(shapes_at(k - 1 + jnp.arange(-1, 1))), full_ok)
+        lo, hi = _bisect(infeasible(feasible), coarse[k - 1], coarse[k], LATENCY_STEPS)
     else:
         lo, hi = latency_full()
     lat = 0.5 * (lo + hi)
@@ -276,8 +404,20 @@ def _walls_one(
 
     # data-movement wall: the first budget after the maximum below the threshold
     level = threshold * u_max
-    below = (u < level) & (coarse > x_best)
-    j = jnp.min(jnp.where(below, idx, n))
+
+    def first_below(u):
+        return jnp.min(jnp.where((u < level) & (coarse > x_best), idx, n))
+
+    if sparse:
+        state = _patched(
+            full,
+            coarse,
+            (u, ok, win, exact),
+            lambda st: _first_inexact(first_below(st[0])[None], st[3]),
+            MAX_PATCHES,
+        )
+        u, ok, win, exact = state
+    j = first_below(u)
     x_scan = coarse[jnp.clip(j, 0, n - 1)]
     w = int(round(DIP_WINDOW_DEX / GRID_STEP_DEX))
     window = x_scan - GRID_STEP_DEX * jnp.arange(w, 0, -1)  # grid points before the crossing
@@ -306,10 +446,10 @@ def _walls_one(
         return _bisect(under(full_u), hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
 
     if carry > 0:
-        c_lo, c_hi = _bisect(
-            under(carried_u(crossing_shapes)), hi - GRID_STEP_DEX, hi, CROSSING_STEPS
+        above = _unless(
+            lambda x: carried_u(crossing_shapes)(x) >= level, lambda x: full_u(x) >= level
         )
-        c_lo, c_hi = _confirmed((c_lo, c_hi), (c_hi >= hi) | (full_u(c_hi) < level), crossing_full)
+        c_lo, c_hi = _bisect(lambda x: ~above(x), hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
     else:
         c_lo, c_hi = crossing_full()
     dm = 0.5 * (c_lo + c_hi)
@@ -318,7 +458,7 @@ def _walls_one(
     return dm, lat, u_max
 
 
-@functools.partial(jax.jit, static_argnames=("keep", "scan_chunk", "carry"))
+@functools.partial(jax.jit, static_argnames=("keep", "scan_chunk", "carry", "every"))
 def _walls_chunk(
     hw: Hardware,
     a: Assumptions,
@@ -327,9 +467,11 @@ def _walls_chunk(
     keep: int = SCREEN_KEEP,
     scan_chunk: int = SCAN_CHUNK,
     carry: int = CARRY_TOP,
+    every: int = SCAN_FULL_EVERY,
 ):
     return jax.lax.map(
-        lambda z: _walls_one(z[0], z[1], g, z[2], keep, scan_chunk, carry), (hw, a, threshold)
+        lambda z: _walls_one(z[0], z[1], g, z[2], keep, scan_chunk, carry, every),
+        (hw, a, threshold),
     )
 
 
@@ -341,6 +483,7 @@ def fast_realistic_walls(
     screen_keep: int = SCREEN_KEEP,
     scan_chunk: int = SCAN_CHUNK,
     carry: int = CARRY_TOP,
+    scan_full_every: int = SCAN_FULL_EVERY,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both walls (log10 FLOP) and the small-scale maximum utilization per draw, realistic plans.
 
@@ -356,35 +499,65 @@ def fast_realistic_walls(
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
     chunk = functools.partial(
-        _walls_chunk, keep=int(screen_keep), scan_chunk=int(scan_chunk), carry=int(carry)
+        _walls_chunk,
+        keep=int(screen_keep),
+        scan_chunk=int(scan_chunk),
+        carry=int(carry),
+        every=int(scan_full_every),
     )
     dm, lat, umax = _by_draw(chunk, hw, a, (jnp.float64(threshold),), g)
     return dm, lat, umax
 
 
 MIN_RUN_STEPS = 24  # bisection steps on log10 days: 8 dex / 2^24 = 5e-7 dex
+COST_CARRY = 32  # shapes the shortest run's last steps are bisected on (_cost_one)
+COST_GRID_STEPS = 6  # its first steps, on the whole grid: 8 dex / 2^6 = 0.125 dex
 
 
-def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid):
-    """(best utilization at ``log10_flop``, log10 of the shortest feasible run in days)."""
+def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid, carry: int = COST_CARRY):
+    """(best utilization at ``log10_flop``, log10 of the shortest feasible run in days).
+
+    The shortest run is bisected on log10 days as :func:`forecast.model.cost.shortest_log10_days`
+    does.  ``carry`` > 0: the first :data:`COST_GRID_STEPS` steps on the whole grid, the rest on
+    the ``carry`` best shapes at the bracket's feasible end, every step they call infeasible
+    checked on the whole grid (:func:`_unless`): the same steps, so the same answer, with the
+    whole grid evaluated only where the carried shapes say no."""
     constants = _constants(hw, a, g)  # independent of the run's length
     util, _, *_ = _plans_at(hw, a, log10_flop, g, constants)
 
+    def run_of(log10_days):
+        return a._replace(duration_s=10.0**log10_days * SECONDS_PER_DAY)
+
     def feasible(log10_days):
-        run = a._replace(duration_s=10.0**log10_days * SECONDS_PER_DAY)
-        return jnp.any(_plans_at(hw, run, log10_flop, g, constants)[1])
+        return jnp.any(_plans_at(hw, run_of(log10_days), log10_flop, g, constants)[1])
 
-    days = shortest_log10_days(feasible, (), MIN_RUN_STEPS)
-    return jnp.max(util), days
+    if carry <= 0:
+        return jnp.max(util), shortest_log10_days(feasible, (), MIN_RUN_STEPS)
+    lo0, hi0 = (jnp.float64(np.log10(d)) for d in MIN_RUN_DAYS_RANGE)
+    lo, hi = _bisect(feasible, lo0, hi0, COST_GRID_STEPS)
+    rest = MIN_RUN_STEPS - COST_GRID_STEPS
+    util_hi = _plans_at(hw, run_of(hi), log10_flop, g, constants)[0]
+    sub, sub_constants = _subset(g, constants, jax.lax.top_k(util_hi, carry)[1])
+
+    def feasible_carried(log10_days):
+        return _subset_best(hw, run_of(log10_days), log10_flop, g, sub, sub_constants)[1]
+
+    days = _bisect(_unless(feasible_carried, feasible), lo, hi, rest)[1]
+    days = jnp.where(feasible(hi0), days, jnp.inf)
+    return jnp.max(util), jnp.where(feasible(lo0), -jnp.inf, days)
 
 
-@jax.jit
-def _cost_chunk(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid):
-    return jax.lax.map(lambda z: _cost_one(z[0], z[1], z[2], g), (hw, a, log10_flop))
+@functools.partial(jax.jit, static_argnames=("carry",))
+def _cost_chunk(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid, carry: int = COST_CARRY):
+    return jax.lax.map(lambda z: _cost_one(z[0], z[1], z[2], g, carry), (hw, a, log10_flop))
 
 
 def fast_realistic_cost(
-    hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None
+    hw: Hardware,
+    a: Assumptions,
+    log10_flop,
+    grid: LaunchGrid | None = None,
+    carry: int = COST_CARRY,
 ) -> tuple[np.ndarray, np.ndarray]:
     """What a run of ``log10_flop`` costs in the realistic regime, per draw: the best plan's
     utilization (0: infeasible) and the shortest run (days) in which any plan trains it at all
@@ -395,7 +568,8 @@ def fast_realistic_cost(
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
-    util, log10_days = _by_draw(_cost_chunk, hw, a, (log10_flop,), g)
+    chunk = functools.partial(_cost_chunk, carry=int(carry))
+    util, log10_days = _by_draw(chunk, hw, a, (log10_flop,), g)
     with np.errstate(over="ignore"):
         days = np.where(np.isneginf(log10_days), 0.0, 10.0**log10_days)
     return util, days
