@@ -1,6 +1,7 @@
 """Benchmark: both walls for many parameter draws, vectorized vs. a per-draw SciPy loop.
 
     .venv/bin/python benchmarks/walls.py --draws 20000 [--loop-draws 200] [--chunk 256]
+    .venv/bin/python benchmarks/walls.py --regime realistic --draws 1000 --loop-draws 5
 
 (a) ``forecast.model.fast.fast_walls`` on N draws in one vectorized call (after compilation),
     and beside it, in the same process and on the same draws, the fast path as it was before
@@ -20,7 +21,13 @@ Both give the same walls on the loop draws up to the root finders' resolution, e
 utilization curve is not monotone in compute (bisection and Brent's method may then stop at
 different crossings); the script prints how many agree within 0.05 dex.
 
-Last line: ``speedup=<x> draws_per_s=<y>`` (y = vectorized draws per second).
+``--regime realistic``: the realistic regime's fast path (``fast_realistic_walls``) against its
+frozen pre-issue-23 copy (``benchmarks/realistic_fast_baseline.py``) on the same draws, and the
+full realistic search per draw (``find_walls(regime="realistic")``) as the loop: on the shortlist
+for ``--loop-draws`` draws, on every launchable shape for ``--full-draws``.
+
+Last line: ``speedup=<x> draws_per_s=<y> vs_baseline=<z> baseline_draws_per_s=<w>`` (y =
+vectorized draws per second, x = y over the loop's, z = y over the frozen baseline's).
 """
 
 from __future__ import annotations
@@ -158,7 +165,7 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def main() -> None:
+def main() -> None:  # noqa: C901 - one script, its steps in order
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--draws", type=int, default=20_000)
     p.add_argument("--loop-draws", type=int, default=200)
@@ -173,7 +180,16 @@ def main() -> None:
         default=0,
         help="also compare this many draws with the full plan search (find_walls, ~1 s a draw)",
     )
+    p.add_argument(
+        "--regime",
+        choices=("paper", "realistic"),
+        default="paper",
+        help="realistic: fast_realistic_walls against its frozen pre-issue-23 copy and the full "
+        "realistic search (find_walls) per draw",
+    )
     args = p.parse_args()
+    if args.regime == "realistic":
+        return main_realistic(args)
     n, k = args.draws, min(args.loop_draws, args.draws)
 
     print(f"cpu: {_cpu_model()}; jax devices: {jax.devices()}")
@@ -284,6 +300,83 @@ def main() -> None:
     print(
         f"speedup={speedup:.1f} draws_per_s={vec_rate:.0f} "
         f"vs_baseline={vec_rate / base_rate:.2f} baseline_draws_per_s={base_rate:.0f}"
+    )
+
+
+def main_realistic(args) -> None:
+    """The realistic regime: ``fast_realistic_walls`` against its frozen pre-issue-23 copy
+    (``benchmarks/realistic_fast_baseline.py``) on the same draws in this process, and against
+    the full realistic search (``find_walls(regime="realistic")``, the definition of both walls)
+    per draw: on the shortlist for ``--loop-draws`` draws (the per-draw loop, timed) and on the
+    whole launchable grid for ``--full-draws`` (~5-30 s a draw)."""
+    from realistic_fast_baseline import fast_realistic_walls as baseline_realistic_walls
+
+    from forecast.model.realistic_fast import fast_realistic_walls, shortlist_grid
+    from forecast.model.search import find_walls
+
+    n, k = args.draws, min(args.loop_draws, args.draws)
+    print(f"cpu: {_cpu_model()}; jax devices: {jax.devices()}; regime realistic")
+    hw, a = comparison_draws(n, args.seed)
+
+    def timed(walls):
+        t0 = time.perf_counter()
+        walls(take(hw, slice(0, min(n, 16))), take(a, slice(0, min(n, 16))))  # compile
+        t_compile = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        out = walls(hw, a)
+        return out, time.perf_counter() - t0, t_compile
+
+    new, t_new, c_new = timed(fast_realistic_walls)
+    old, t_old, c_old = timed(baseline_realistic_walls)
+    new_rate, old_rate = n / t_new, n / t_old
+    print(f"fast_realistic_walls: {n} draws in {t_new:.2f} s -> {new_rate:,.0f} draws/s "
+          f"(first call incl. compilation {c_new:.1f} s)")  # fmt: skip
+    print(f"baseline (pre-issue-23 realistic fast path): {n} draws in {t_old:.2f} s -> "
+          f"{old_rate:,.0f} draws/s (compilation {c_old:.1f} s); new/baseline = "
+          f"{new_rate / old_rate:.2f}x")  # fmt: skip
+
+    def gaps(x, y):
+        same_inf = np.isinf(x) & np.isinf(y) & (x == y)
+        with np.errstate(invalid="ignore"):
+            return np.where(same_inf, 0.0, np.abs(x - y))
+
+    for i, name in enumerate(("data-movement", "latency")):
+        g = gaps(new[i], old[i])
+        print(f"  {name} walls, new vs baseline: {np.count_nonzero(g)} of {n} differ, "
+              f"{np.mean(g <= 0.01):.2%} within 0.01 dex, largest {np.nanmax(g):.2g} dex")  # fmt: skip
+
+    grid = shortlist_grid()
+    draw = [(Hardware(*(float(v[i]) for v in hw)), Assumptions(*(float(v[i]) for v in a)))
+            for i in range(max(k, min(args.full_draws, n)))]  # fmt: skip
+    find_walls(*draw[0], regime="realistic", grid=grid)  # compile
+    t0 = time.perf_counter()
+    loop = [find_walls(*draw[i], regime="realistic", grid=grid) for i in range(k)]
+    loop_rate = k / (time.perf_counter() - t0)
+    for i, name in enumerate(("data-movement", "latency")):
+        ref = np.array(
+            [(w.data_movement_wall_log10_flop, w.latency_wall_log10_flop)[i] for w in loop]
+        )
+        g = gaps(new[i][:k], ref)
+        print(f"  {name} walls against the full search on the shortlist ({k} draws): "
+              f"{np.mean(g <= 0.01):.0%} within 0.01 dex, largest {np.nanmax(g):.3f} dex")  # fmt: skip
+    print(f"per-draw loop (find_walls, realistic, the shortlist): {loop_rate:.2f} draws/s")
+    if args.full_draws:
+        nf = min(args.full_draws, n)
+        t0 = time.perf_counter()
+        full = [find_walls(*draw[i], regime="realistic") for i in range(nf)]
+        t_full = time.perf_counter() - t0
+        for i, name in enumerate(("data-movement", "latency")):
+            ref = np.array(
+                [(w.data_movement_wall_log10_flop, w.latency_wall_log10_flop)[i] for w in full]
+            )
+            g = gaps(new[i][:nf], ref)
+            print(f"  {name} walls against the full search on every launchable shape ({nf} "
+                  f"draws, {t_full:.0f} s): {np.mean(g <= 0.01):.1%} within 0.01 dex")  # fmt: skip
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(f"peak RSS: {rss_mib:,.0f} MiB")
+    print(
+        f"speedup={new_rate / loop_rate:.1f} draws_per_s={new_rate:.0f} "
+        f"vs_baseline={new_rate / old_rate:.2f} baseline_draws_per_s={old_rate:.0f}"
     )
 
 
