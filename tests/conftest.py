@@ -166,3 +166,30 @@ def published_forecast(published_cache, tmp_path_factory, request) -> Path:
     mine = tmp_path_factory.mktemp("published") / "outputs"
     shutil.copytree(built, mine, symlinks=True)
     return mine / record.read_text()
+
+
+# The longest test files first: `make test`'s two workers take whole files (--dist loadfile) in
+# the order they are collected, so a long file collected late left one worker running alone for
+# the last minutes of a run (BENCHMARKS.md section 7). Longest first is the classic heuristic for
+# two machines. The order comes from the clean-clone runs' --durations; the test files not named
+# here keep their collected order after these, and the tests of each file keep theirs.
+LONGEST_FILES_FIRST = (
+    "tests/flows/test_flows.py",
+    "tests/flows/test_serve.py",
+    "tests/service/test_api.py",  # builds the published forecast the service tests share ...
+    "tests/priors/test_shipped_priors.py",
+    "tests/stats/test_joint.py",
+    "tests/adversarial/test_service_corpus.py",  # ... which this one then only copies
+    "tests/inference/test_forecast.py",
+    "tests/store/test_publish_kill.py",
+    "tests/inference/test_propagate_regimes.py",
+    "tests/model/test_model_fast.py",
+    "tests/model/test_realistic_fast.py",
+    "tests/analyses/test_sensitivity.py",
+    "tests/model/test_model_properties.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
