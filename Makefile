@@ -53,13 +53,14 @@ $(PY):
 	fi
 
 # Re-install only when pyproject.toml changes (or the venv is new). uv (from PyPI, into the venv)
-# installs the same requirements ~15x faster than pip (BENCHMARKS.md section 2: 3 s against 57 s
-# here, empty caches); where uv cannot be installed, pip does it.
+# installs the same requirements ~15x faster than pip (BENCHMARKS.md section 10: 3 s against 57 s
+# here, empty caches). uv reads none of pip's settings (a mirror, a wheelhouse, certificates), so
+# where uv cannot be installed or its install fails, pip installs the project as it always did.
 $(STAMP): pyproject.toml | $(PY)
-	@if $(PIP) install -q --disable-pip-version-check uv >/dev/null 2>&1 && [ -x $(VENV)/bin/uv ]; then \
-	  echo "installing with uv"; $(VENV)/bin/uv pip install --python $(PY) -e '.[dev]'; \
+	@if $(PIP) install -q --disable-pip-version-check 'uv>=0.5' && [ -x $(VENV)/bin/uv ] \
+	  && echo "installing with uv" && $(VENV)/bin/uv pip install --python $(PY) -e '.[dev]'; then :; \
 	else \
-	  echo "installing with pip"; $(PIP) install -e '.[dev]'; \
+	  echo "uv unavailable or its install failed: installing with pip"; $(PIP) install -e '.[dev]'; \
 	fi
 	@touch $(STAMP)
 
@@ -81,12 +82,14 @@ run: $(STAMP)
 	$(VENV)/bin/wallcast analyse
 
 # Two workers (pytest-xdist), each running whole test files (--dist loadfile), so a module's
-# fixtures (a published forecast, a fit) are built once, in one worker; every worker has its own
+# fixtures (a published forecast, a fit) are built once, in one worker; files go out in collection
+# order, longest first (tests/conftest.py; xdist would otherwise put the files with the most tests
+# first and a long one-test file last: --no-loadscope-reorder); every worker has its own
 # PREFECT_HOME and JAX cache (tests/conftest.py). TEST_WORKERS=0 runs in one process.
 # --durations: the slowest tests, for the suite-time budget (BENCHMARKS.md).
 TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=30
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=30
 
 # The machine-sensitive tests (NUTS fits, the convergence gate, the stored references, every
 # shipped priors file) again with XLA compiling for the instruction set below this CPU's: the
@@ -98,7 +101,7 @@ test-other-isa: $(STAMP)
 	  fi; \
 	  echo "machine-sensitive tests under XLA_FLAGS=--xla_cpu_max_isa=$$isa"; \
 	  XLA_FLAGS="$${XLA_FLAGS:-} --xla_cpu_max_isa=$$isa" $(VENV)/bin/pytest -q -m machine_sensitive \
-	    -n $(TEST_WORKERS) --dist loadfile
+	    -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

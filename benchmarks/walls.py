@@ -347,7 +347,8 @@ def main_realistic(args) -> None:
 
     grid = shortlist_grid()
     draw = [(Hardware(*(float(v[i]) for v in hw)), Assumptions(*(float(v[i]) for v in a)))
-            for i in range(max(k, min(args.full_draws, n)))]  # fmt: skip
+            for i in range(max(k, 1, min(args.full_draws, n)))]  # fmt: skip
+    k = max(k, 1)  # the loop's rate is the last line's speedup: at least one draw
     find_walls(*draw[0], regime="realistic", grid=grid)  # compile
     t0 = time.perf_counter()
     loop = [find_walls(*draw[i], regime="realistic", grid=grid) for i in range(k)]

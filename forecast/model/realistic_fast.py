@@ -32,11 +32,13 @@ four things:
   the scan searches all 979 shapes at every second budget (the anchors) and, between them, the
   four that won at the anchors either side; every budget a reading of the scan rests on (the
   first infeasible one, the first below the threshold, the best one and those either side of it
-  and of the two best anchors) is searched again on the whole shortlist until none is left that
-  was not.  The stages after the scan search the shapes that won around them; a bisection step
+  and of the two best anchors, every one below the first feasible one) is searched again on the
+  whole shortlist until none is left that was not.  The stages after the scan search the shapes that won around them; a bisection step
   or dip they call infeasible or below the level is checked on the whole shortlist (a plan of a
-  subset is a plan of the whole, so "feasible" and "above" need no check).  On 2,000 held-out
-  conditions every wall is the one the whole shortlist at every budget gives, bit for bit, at
+  subset is a plan of the whole, so "feasible" and "above" need no check, except that the
+  screen can miss a plan a carried shape holds: :func:`_unless`).  On 2,000 held-out conditions
+  every wall is the one the whole shortlist at every budget gives, bit for bit (measured, not
+  guaranteed; the small-scale maximum, read on carried shapes, differs in 1.3 %, by up to 1.5 %), at
   1.7-2.0x its speed (``benchmarks/realistic_carry.py``, BENCHMARKS.md section 6).
 
 Both walls are read as :func:`forecast.model.search.walls_from_curve` and the refinement of
@@ -74,7 +76,7 @@ SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979):
 SCREEN_GROUPS_ABOVE = 2.0  # the screen ranks shapes this many groups above their top count
 SCAN_CHUNK = 3  # scan budgets per step, up to the latency wall's bracket (_scan; 81 = 27 x 3)
 SCAN_FULL_EVERY = 2  # the scan searches the whole grid at every 2nd budget (_sparse_scan)
-MAX_PATCHES = 12  # budgets between anchors confirmed on the whole grid per reading (_patched)
+MAX_PATCHES = COARSE_LOG10_FLOP.size  # no cap in effect: a budget is searched again at most once
 REFINE_KEEP = 32  # best-ranked shapes of the scan's best budget the refinement carries
 CARRY_TOP = 3  # shapes carried from each scan budget into the later stages, plus one (_evaluators)
 
@@ -289,11 +291,14 @@ def _bisect(decide, lo, hi, steps):
 
 def _unless(sure, full_predicate):
     """A predicate that is ``sure(x)`` where that holds and ``full_predicate(x)`` otherwise, the
-    latter computed only then.  For a predicate a plan of a subset proves (feasible, at or above
-    a level: the plan is one of the whole grid's), ``sure`` on the carried shapes and
-    ``full_predicate`` on the whole grid decide every budget as the whole grid alone does, at the
-    cost of the whole grid only where the carried shapes say no.  Per draw under ``lax.map``, so
-    ``lax.cond`` takes one branch."""
+    latter computed only then (per draw under ``lax.map``, so ``lax.cond`` takes one branch).
+
+    For a predicate a plan proves (feasible, at or above a level), a carried "yes" is an exact
+    plan's, so the unscreened whole grid says yes too; the screened whole grid (every microbatch
+    candidate only for its 64 best-ranked shapes) can miss that plan and say no, where a carried
+    shape given every candidate does not.  So the steps are the screened grid's except where its
+    screen misses a plan the carried shapes hold (then they are the unscreened grid's): measured,
+    not guaranteed, identical (2,000 of 2,000 held-out conditions, BENCHMARKS.md section 6)."""
     return lambda x: jax.lax.cond(sure(x), lambda: jnp.bool_(True), lambda: full_predicate(x))
 
 
@@ -345,10 +350,14 @@ def _walls_one(
             # the curve is jagged near its maximum (whole layers, heads and microbatches): the
             # budgets either side of the two best anchors as well as of the best budget
             top = jnp.asarray(anchors)[jax.lax.top_k(u[anchors], 2)[1]]
+            # every budget below the first feasible one: a feasible run between anchors that
+            # are not (the carried shapes there are the winners of infeasible anchors)
+            below_first = jnp.where(idx < first_ok, idx, -1)
             return _first_inexact(
                 jnp.concatenate(
                     [
-                        jnp.stack([first_ok - 1, first_bad, i_best - 1, i_best, i_best + 1]),
+                        below_first,
+                        jnp.stack([first_bad, i_best - 1, i_best, i_best + 1]),
                         top - 1,
                         top + 1,
                     ]
@@ -434,7 +443,8 @@ def _walls_one(
     if carry > 0:
         (first,) = (first_dip(jax.vmap(carried_u(crossing_shapes))(window)),)
         at = window[jnp.clip(first, 0, w - 1)]
-        (first,) = _confirmed((first,), (first >= w) | (full_u(at) < level), dip_full)
+        confirmed = jax.lax.cond(first >= w, lambda: jnp.bool_(True), lambda: full_u(at) < level)
+        (first,) = _confirmed((first,), confirmed, dip_full)
     else:
         (first,) = dip_full()
     hi = jnp.where(first < w, window[jnp.clip(first, 0, w - 1)], x_scan)

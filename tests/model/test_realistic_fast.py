@@ -279,16 +279,26 @@ def test_carried_stages_give_the_whole_grids_walls():
     every decision that places a wall (``carry``) gives the walls of the search on the whole grid
     at every stage (``carry=0``), bit for bit: the cases above, where each mechanism once failed,
     and the scan's two extreme ends (benchmarks/realistic_carry.py: 2,000 of 2,000 held-out
-    conditions identical).  The small-scale maximum may differ in the last digits (either way:
+    conditions identical; measured, not guaranteed: ``_unless``).  The small-scale maximum is
+    read on carried shapes and may differ (1.3 % of those conditions, by up to 1.5 %, either way:
     each is an exact plan's)."""
-    cases = [*CASES.values(), *CARRY_CASES.values(), (H100, Assumptions(duration_s=86_400.0))]
+    fast = GB200._replace(
+        scaleout_bandwidth=1e13, scaleup_bandwidth=1e14, hbm_bandwidth=1e15, hbm_capacity=1e13
+    )
+    tiny = dict(kernel_latency_s=1e-9, allreduce_base_latency_s=1e-9)
+    tiny |= dict(intra_domain_hop_s=1e-10, inter_domain_hop_s=1e-10)
+    cases = [*CASES.values(), *CARRY_CASES.values()]
+    cases.append((H100, Assumptions(duration_s=86_400.0)))  # the scan stops after a third
+    cases.append((fast, Assumptions(duration_s=3650 * 86_400.0, **tiny)))  # it runs to ~10^37
+    cases.append((H100._replace(hbm_capacity=1e6), Assumptions()))  # nothing fits anywhere
     hw, a = _stacked(cases)
     carried = np.stack(fast_realistic_walls(hw, a))
     whole = np.stack(fast_realistic_walls(hw, a, carry=0))
     np.testing.assert_array_equal(carried[:2], whole[:2])
     np.testing.assert_allclose(carried[2], whole[2], rtol=2e-3)
     # the walls themselves, so that neither path can agree with the other by being trivial
-    assert np.isfinite(whole[:2]).all() and (whole[0] < whole[1]).all()
+    assert np.isfinite(whole[:2, :-1]).all() and (whole[0, :-1] < whole[1, :-1]).all()
+    assert whole[1, -2] > 36.5 and np.isneginf(whole[:2, -1]).all() and whole[2, -1] == 0.0
     jagged = list(CARRY_CASES).index("jagged maximum (MI300X, FLOP/s x40)") + len(CASES)
     assert whole[0, jagged] == pytest.approx(25.2496, abs=1e-4)
 
@@ -296,19 +306,18 @@ def test_carried_stages_give_the_whole_grids_walls():
 def test_the_shortest_run_on_carried_shapes_is_the_whole_grids():
     """``fast_realistic_cost``: the shortest run's last bisection steps on the best shapes at the
     bracket's feasible end, every 'infeasible' checked on the whole grid, give the whole
-    grid's shortest run to the bit, and the same utilization."""
+    grid's shortest run to the bit."""
     cases = [*CASES.values(), *CARRY_CASES.values()]
     hw, a = _stacked(cases)
     budgets = np.array([24.0, 27.0, 29.5, 31.0, 32.5])[:, None]
     hw = Hardware(*(np.broadcast_to(v, (budgets.size, v.size)) for v in hw))
     a = Assumptions(*(np.broadcast_to(v, (budgets.size, v.size)) for v in a))
     x = np.broadcast_to(budgets, hw.flops.shape)
-    util0, days0 = fast_realistic_cost(hw, a, x, carry=0)
+    _, days0 = fast_realistic_cost(hw, a, x, carry=0)
     # the default, and 2 shapes: too few to hold the shortest run's plan, but every step they
     # call infeasible is checked on the whole grid
     for carry in (COST_CARRY, 2):
-        util, days = fast_realistic_cost(hw, a, x, carry=carry)
-        np.testing.assert_array_equal(util, util0)
+        _, days = fast_realistic_cost(hw, a, x, carry=carry)
         np.testing.assert_array_equal(days, days0)
     finite = np.isfinite(days) & (days > 0)
     assert finite.sum() >= days.size // 2  # most of them have a shortest run to compare
