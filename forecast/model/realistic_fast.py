@@ -320,12 +320,15 @@ def _walls_one(
 ):
     """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a).
 
-    ``carry`` > 0: the stages after the scan (refinement of the maximum, latency bisection, dip
-    window, crossing bisection) search only the shapes that won at the scan budgets around them
-    (``carry + 1`` per budget), and each decision that places a wall is confirmed on the whole
-    grid (the latency bracket's infeasible end, the first dip, the crossing bracket's end below
-    the level); where a confirmation fails, that stage is searched again on the whole grid.
-    ``carry`` 0: every stage on the whole grid."""
+    ``carry`` > 0 (and ``every`` > 1): the scan searches the whole grid at every ``every``-th
+    budget and the neighbours' winners between (:func:`_sparse_scan`), then the whole grid again
+    at every budget its readings rest on (:func:`_patched`); the stages after it (refinement of
+    the maximum, latency bisection, dip window, crossing bisection) search the shapes that won at
+    the scan budgets around them (``carry + 1`` per budget, the refinement also the best budget's
+    :data:`REFINE_KEEP` best-ranked), every bisection step they call infeasible or below the
+    level checked on the whole grid (:func:`_unless`) and the first dip confirmed on it (else
+    the window searched again on it: :func:`_confirmed`).  The small-scale maximum is read on
+    carried shapes.  ``carry`` 0: every budget on the whole grid."""
     full, carried = _evaluators(hw, a, g, keep, carry)
 
     def full_u(x):
