@@ -32,7 +32,7 @@ init_jax()
 
 sys.path.insert(0, str(Path(__file__).parent))
 from realistic_fast import conditions, frontier_conditions, time_variants  # noqa: E402
-from realistic_screen import gaps  # noqa: E402
+from realistic_screen import gaps, wall_agreement  # noqa: E402
 
 from forecast.model.realistic_fast import shortlist_grid  # noqa: E402
 
@@ -52,29 +52,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {platform.processor() or platform.machine()}, shortlist {n_shapes}")
     conds = conditions(args.conditions, args.seed) + frontier_conditions(args.frontier, args.seed)
     n = len(conds)
-    name = f"carry {args.carry}"
-    variants = {"whole grid": {"carry": 0}, name: {"carry": args.carry}}
+    name, carried = f"carry {args.carry}", {"carry": args.carry}
     if args.every is not None:
-        variants[name]["scan_full_every"] = args.every
-        name += f", anchors every {args.every}"
-        variants = {"whole grid": {"carry": 0}, name: variants.pop(f"carry {args.carry}")}
+        name, carried = (
+            f"{name}, anchors every {args.every}",
+            carried | {"scan_full_every": args.every},
+        )
+    variants = {"whole grid": {"carry": 0}, name: carried}
     out, best = time_variants(conds, variants, args.repeats)
     base, new = out["whole grid"], out[name]
     t_base, t_new = (best[k] / n * 1e3 for k in variants)
     print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
     print(f"whole grid after the scan: {t_base:.2f} ms a condition (best of {args.repeats})")
     print(f"{name}: {t_new:.2f} ms a condition")
-    shares = []
-    for i, wall in enumerate(("data_movement", "latency")):
-        g = gaps(base[i], new[i])
-        share = float(np.mean(g <= 0.01))
-        shares.append(share)
-        worst = np.argsort(-np.where(np.isfinite(g), g, 1e9))[:3]
-        print(
-            f"{wall}: identical {np.mean(g == 0):.2%}, within 0.01 dex {share:.2%}, within 0.05 "
-            f"{np.mean(g <= 0.05):.2%}, largest gaps {[round(float(g[j]), 4) for j in worst]} "
-            f"({[conds[j][0] for j in worst]})"
-        )
+    shares = wall_agreement(base, new, conds)
     # where they differ, which is the whole grid's without the screen (the screen can miss a
     # plan that a carried shape, given every microbatch candidate, finds)
     differ = np.flatnonzero((gaps(base[0], new[0]) > 0.01) | (gaps(base[1], new[1]) > 0.01))

@@ -1,13 +1,14 @@
 """A frozen copy of the realistic regime's fast path (walls only) as it was before issue 23's
 search changes (commit 28bddd3): the baseline ``benchmarks/walls.py --regime realistic`` times the
 current path against, in the same process and on the same draws.  Not imported by the package;
-do not change it (the plan model it calls, ``forecast.model.realistic``, is the package's).
+do not change it.  What it shares with the package and does not freeze: the plan model
+(``forecast.model.realistic``), the shortlist (``shortlist_grid``) and the chunking over draws
+(``_by_draw``), so that both paths search the same shapes in the same chunks.
 """
 
 from __future__ import annotations
 
 import functools
-from functools import cache
 
 import jax
 import jax.numpy as jnp
@@ -16,7 +17,7 @@ import numpy as np
 from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.realistic import LaunchGrid, _constants, _microbatch_choice, _plans_at
-from forecast.model.realistic_shortlist import SHAPES
+from forecast.model.realistic_fast import _by_draw, shortlist_grid
 from forecast.model.search import UTILIZATION_THRESHOLD
 
 COARSE_LOG10_FLOP = np.round(np.arange(20.0, 40.0001, 0.25), 4)  # 81 budgets
@@ -25,24 +26,9 @@ MAX_REFINE_POINTS = 4  # grid points either side of the scan's best budget
 DIP_WINDOW_DEX = 1.2  # grid before the scan's crossing searched for an earlier one
 LATENCY_STEPS = 9  # bisection steps in a 0.25-dex bracket: 0.0005 dex
 CROSSING_STEPS = 6  # bisection steps in a 0.05-dex bracket: 0.0008 dex
-DRAW_CHUNK = 16  # draws per compiled call
 SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979): _best_fn
 SCREEN_GROUPS_ABOVE = 2.0  # the screen ranks shapes this many groups above their top count
 SCAN_CHUNK = 3  # scan budgets per step, up to the latency wall's bracket (_scan; 81 = 27 x 3)
-
-
-@cache
-def shortlist_grid() -> LaunchGrid:
-    """The shortlist of launchable shapes (:data:`forecast.model.realistic_shortlist.SHAPES`)."""
-    return grid_of(SHAPES)
-
-
-def grid_of(shapes) -> LaunchGrid:
-    """A :class:`LaunchGrid` of rows ``(tp, pp, chunk_layers, two_d, cp, sequences,
-    virtual_stages, recompute)``."""
-    cols = np.asarray(shapes, dtype=float).reshape(-1, len(LaunchGrid._fields)).T
-    g = LaunchGrid(*cols)
-    return g._replace(two_d=g.two_d.astype(bool))
 
 
 def _best_fn(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int = SCREEN_KEEP):
@@ -222,21 +208,3 @@ def fast_realistic_walls(
     chunk = functools.partial(_walls_chunk, keep=int(screen_keep), scan_chunk=int(scan_chunk))
     dm, lat, umax = _by_draw(chunk, hw, a, (jnp.float64(threshold),), g)
     return dm, lat, umax
-
-
-def _by_draw(fn, hw: Hardware, a: Assumptions, extra: tuple, g: LaunchGrid) -> list[np.ndarray]:
-    """``fn(hw, a, *extra, g)`` over the broadcast shape of every input, ``DRAW_CHUNK`` draws a
-    compiled call (the last chunk padded), reshaped back."""
-    fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
-    shape = np.broadcast_shapes(*(f.shape for f in fields))
-    flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
-    size = flat[0].size
-    nh, na = len(Hardware._fields), len(Assumptions._fields)
-    out = []
-    for start in range(0, size, DRAW_CHUNK):
-        part = [f[start : start + DRAW_CHUNK] for f in flat]
-        pad = DRAW_CHUNK - part[0].size
-        part = [jnp.asarray(np.pad(p, (0, pad), mode="edge")) for p in part]
-        res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :], g)
-        out.append([np.asarray(r)[: DRAW_CHUNK - pad] for r in res])
-    return [np.concatenate(c).reshape(shape) for c in zip(*out, strict=True)]

@@ -42,6 +42,23 @@ def gaps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(both, np.abs(a - b), np.where(same, 0.0, np.inf))
 
 
+def wall_agreement(base, new, conds) -> list[float]:
+    """Print, per wall, the share of conditions whose walls are identical, within 0.01 and 0.05
+    dex, and the three largest gaps; return the shares within 0.01 dex."""
+    shares = []
+    for i, wall in enumerate(("data_movement", "latency")):
+        g = gaps(base[i], new[i])
+        share = float(np.mean(g <= 0.01))
+        shares.append(share)
+        worst = np.argsort(-np.where(np.isfinite(g), g, 1e9))[:3]
+        print(
+            f"{wall}: identical {np.mean(g == 0):.2%}, within 0.01 dex {share:.2%}, within 0.05 "
+            f"{np.mean(g <= 0.05):.2%}, largest gaps {[round(float(g[j]), 4) for j in worst]} "
+            f"({[conds[j][0] for j in worst]})"
+        )
+    return shares
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--conditions", type=int, default=1000)
@@ -61,17 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
     print(f"all {n_shapes} shapes: {t_base:.1f} ms a condition (best of {args.repeats})")
     print(f"screen {args.keep}: {t_new:.1f} ms a condition")
-    shares = []
-    for i, wall in enumerate(("data_movement", "latency")):
-        g = gaps(base[i], new[i])
-        share = float(np.mean(g <= 0.01))
-        shares.append(share)
-        worst = np.argsort(-np.where(np.isfinite(g), g, 1e9))[:3]
-        print(
-            f"{wall}: within 0.01 dex {share:.2%}, within 0.05 {np.mean(g <= 0.05):.2%}, "
-            f"largest gaps {[round(float(g[j]), 3) for j in worst]} "
-            f"({[conds[j][0] for j in worst]})"
-        )
+    shares = wall_agreement(base, new, conds)
     du = np.abs(base[2] - new[2])
     print(
         f"max utilization: largest difference {du.max():.2e} (screened never above: "

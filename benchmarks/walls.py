@@ -340,10 +340,19 @@ def main_realistic(args) -> None:
         with np.errstate(invalid="ignore"):
             return np.where(same_inf, 0.0, np.abs(x - y))
 
-    for i, name in enumerate(("data-movement", "latency")):
-        g = gaps(new[i], old[i])
-        print(f"  {name} walls, new vs baseline: {np.count_nonzero(g)} of {n} differ, "
-              f"{np.mean(g <= 0.01):.2%} within 0.01 dex, largest {np.nanmax(g):.2g} dex")  # fmt: skip
+    def against(label: str, ref) -> None:
+        """The new walls of the first draws against ``ref`` (data-movement, latency arrays)."""
+        m = ref[0].size
+        for i, name in enumerate(("data-movement", "latency")):
+            g = gaps(new[i][:m], ref[i])
+            print(f"  {name} walls against {label}: {np.count_nonzero(g)} of {m} differ, "
+                  f"{np.mean(g <= 0.01):.2%} within 0.01 dex, largest {np.nanmax(g):.3g} dex")  # fmt: skip
+
+    def walls_of(results):
+        fields = ("data_movement_wall_log10_flop", "latency_wall_log10_flop")
+        return tuple(np.array([getattr(w, f) for w in results]) for f in fields)
+
+    against("the frozen baseline", old[:2])
 
     grid = shortlist_grid()
     draw = [(Hardware(*(float(v[i]) for v in hw)), Assumptions(*(float(v[i]) for v in a)))
@@ -353,26 +362,14 @@ def main_realistic(args) -> None:
     t0 = time.perf_counter()
     loop = [find_walls(*draw[i], regime="realistic", grid=grid) for i in range(k)]
     loop_rate = k / (time.perf_counter() - t0)
-    for i, name in enumerate(("data-movement", "latency")):
-        ref = np.array(
-            [(w.data_movement_wall_log10_flop, w.latency_wall_log10_flop)[i] for w in loop]
-        )
-        g = gaps(new[i][:k], ref)
-        print(f"  {name} walls against the full search on the shortlist ({k} draws): "
-              f"{np.mean(g <= 0.01):.0%} within 0.01 dex, largest {np.nanmax(g):.3f} dex")  # fmt: skip
+    against("the full search on the shortlist", walls_of(loop))
     print(f"per-draw loop (find_walls, realistic, the shortlist): {loop_rate:.2f} draws/s")
     if args.full_draws:
         nf = min(args.full_draws, n)
         t0 = time.perf_counter()
         full = [find_walls(*draw[i], regime="realistic") for i in range(nf)]
         t_full = time.perf_counter() - t0
-        for i, name in enumerate(("data-movement", "latency")):
-            ref = np.array(
-                [(w.data_movement_wall_log10_flop, w.latency_wall_log10_flop)[i] for w in full]
-            )
-            g = gaps(new[i][:nf], ref)
-            print(f"  {name} walls against the full search on every launchable shape ({nf} "
-                  f"draws, {t_full:.0f} s): {np.mean(g <= 0.01):.1%} within 0.01 dex")  # fmt: skip
+        against(f"the full search on every launchable shape ({t_full:.0f} s)", walls_of(full))
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print(f"peak RSS: {rss_mib:,.0f} MiB")
     print(

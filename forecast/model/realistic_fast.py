@@ -60,6 +60,7 @@ import numpy as np
 
 from forecast.config.runtime import require_x64
 from forecast.model.cost import MIN_RUN_DAYS_RANGE, shortest_log10_days
+from forecast.model.fast import _bisect_bounds
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.realistic import LaunchGrid, _constants, _microbatch_choice, _plans_at
 from forecast.model.realistic_shortlist import SHAPES
@@ -277,18 +278,6 @@ def _first_inexact(candidates, exact):
     return jnp.where(jnp.any(bad), candidates[jnp.argmax(bad)], -1)
 
 
-def _bisect(decide, lo, hi, steps):
-    """``steps`` bisections of ``[lo, hi]``: ``decide(mid)`` True moves ``hi`` to ``mid``."""
-
-    def step(_, b):
-        lo, hi = b
-        mid = 0.5 * (lo + hi)
-        d = decide(mid)
-        return jnp.where(d, lo, mid), jnp.where(d, mid, hi)
-
-    return jax.lax.fori_loop(0, steps, step, (lo, hi))
-
-
 def _unless(sure, full_predicate):
     """A predicate that is ``sure(x)`` where that holds and ``full_predicate(x)`` otherwise, the
     latter computed only then (per draw under ``lax.map``, so ``lax.cond`` takes one branch).
@@ -399,17 +388,10 @@ def _walls_one(
     first_bad = jnp.min(jnp.where((~ok) & (idx > first_ok), idx, n))
     k = jnp.clip(first_bad, 1, n - 1)
 
-    def infeasible(oracle):
-        return lambda x: ~oracle(x)
-
-    def latency_full():
-        return _bisect(infeasible(full_ok), coarse[k - 1], coarse[k], LATENCY_STEPS)
-
+    feasible = full_ok
     if carry > 0:
         feasible = _unless(carried_ok(shapes_at(k - 1 + jnp.arange(-1, 1))), full_ok)
-        lo, hi = _bisect(infeasible(feasible), coarse[k - 1], coarse[k], LATENCY_STEPS)
-    else:
-        lo, hi = latency_full()
+    lo, hi = _bisect_bounds(feasible, coarse[k - 1], coarse[k], LATENCY_STEPS)
     lat = 0.5 * (lo + hi)
     lat = jnp.where(first_bad >= n, jnp.inf, lat)
     lat = jnp.where(first_ok >= n, -jnp.inf, lat)
@@ -452,19 +434,12 @@ def _walls_one(
         (first,) = dip_full()
     hi = jnp.where(first < w, window[jnp.clip(first, 0, w - 1)], x_scan)
 
-    def under(oracle):
-        return lambda x: oracle(x) < level
-
-    def crossing_full():
-        return _bisect(under(full_u), hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
+    def above(x):
+        return full_u(x) >= level
 
     if carry > 0:
-        above = _unless(
-            lambda x: carried_u(crossing_shapes)(x) >= level, lambda x: full_u(x) >= level
-        )
-        c_lo, c_hi = _bisect(lambda x: ~above(x), hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
-    else:
-        c_lo, c_hi = crossing_full()
+        above = _unless(lambda x: carried_u(crossing_shapes)(x) >= level, above)
+    c_lo, c_hi = _bisect_bounds(above, hi - GRID_STEP_DEX, hi, CROSSING_STEPS)
     dm = 0.5 * (c_lo + c_hi)
     dm = jnp.where(j >= n, jnp.inf, dm)
     dm = jnp.where(u_max > 0.0, dm, -jnp.inf)
@@ -547,7 +522,8 @@ def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid, carry: in
     if carry <= 0:
         return jnp.max(util), shortest_log10_days(feasible, (), MIN_RUN_STEPS)
     lo0, hi0 = (jnp.float64(np.log10(d)) for d in MIN_RUN_DAYS_RANGE)
-    lo, hi = _bisect(feasible, lo0, hi0, COST_GRID_STEPS)
+    # the bracket of the shortest feasible run: infeasible at lo, feasible at hi
+    lo, hi = _bisect_bounds(lambda d: ~feasible(d), lo0, hi0, COST_GRID_STEPS)
     rest = MIN_RUN_STEPS - COST_GRID_STEPS
     util_hi = _plans_at(hw, run_of(hi), log10_flop, g, constants)[0]
     sub, sub_constants = _subset(g, constants, jax.lax.top_k(util_hi, carry)[1])
@@ -555,7 +531,8 @@ def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid, carry: in
     def feasible_carried(log10_days):
         return _subset_best(hw, run_of(log10_days), log10_flop, g, sub, sub_constants)[1]
 
-    days = _bisect(_unless(feasible_carried, feasible), lo, hi, rest)[1]
+    checked = _unless(feasible_carried, feasible)
+    days = _bisect_bounds(lambda d: ~checked(d), lo, hi, rest)[1]
     days = jnp.where(feasible(hi0), days, jnp.inf)
     return jnp.max(util), jnp.where(feasible(lo0), -jnp.inf, days)
 
