@@ -23,10 +23,24 @@ atexit.register(shutil.rmtree, _PREFECT_HOME, True)
 os.environ["PREFECT_HOME"] = str(_PREFECT_HOME)
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-# The wallcast commands the tests start share one JAX compilation cache, never ~/.cache.
-_JAX_CACHE = Path(tempfile.mkdtemp(prefix="wallcast-jax-cache-"))
-atexit.register(shutil.rmtree, _JAX_CACHE, True)
+# One JAX persistent compilation cache for the whole test run, never ~/.cache: the tests'
+# processes, both pytest-xdist workers (they inherit the folder from the controller, which
+# imports this file first and removes the folder at its exit) and the wallcast commands the tests
+# start. NumPyro traces a new program for every fit, so without it each fit of the same model
+# compiles again (tests/stats/test_joint.py alone: 95 s of CPU on an empty cache, 35 s on a warm
+# one; BENCHMARKS.md section 7). A size limit turns on JAX's file lock (the `filelock` package),
+# so one process never reads an entry another is still writing.
+_SHARED_JAX_CACHE_ENV = "WALLCAST_TEST_JAX_CACHE"
+if os.environ.get(_SHARED_JAX_CACHE_ENV):
+    _JAX_CACHE = Path(os.environ[_SHARED_JAX_CACHE_ENV])
+else:
+    _JAX_CACHE = Path(tempfile.mkdtemp(prefix="wallcast-jax-cache-"))
+    atexit.register(shutil.rmtree, _JAX_CACHE, True)
+    os.environ[_SHARED_JAX_CACHE_ENV] = str(_JAX_CACHE)
 os.environ["WALLCAST_JAX_CACHE_DIR"] = str(_JAX_CACHE)
+os.environ["JAX_COMPILATION_CACHE_DIR"] = str(_JAX_CACHE)
+os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(16 << 30)
 
 from forecast.config.filelock import exclusive_lock  # noqa: E402
 from forecast.config.runtime import (  # noqa: E402
@@ -35,7 +49,7 @@ from forecast.config.runtime import (  # noqa: E402
 )
 
 # The tests call the model layer directly, as a caller of the library does: float64 first.
-init_jax()
+init_jax(compilation_cache_dir=str(_JAX_CACHE))
 
 
 @pytest.fixture(autouse=True, scope="module")
