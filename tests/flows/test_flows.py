@@ -37,6 +37,7 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 REPO = Path(__file__).resolve().parents[2]
 CHAINS, DRAWS, SEED = GATED_CHAINS, GATED_DRAWS, GATED_SEED
 YEARS = [2024.0, 2031.0, 2038.0, 2045.0]  # what `--year-step 7` gives
+PROPAGATE_DRAWS = 40
 OVERLAY = """[meta]
 name = "fast-kernels"
 description = "Test overlay: faster kernels (propagation only; shares the baseline fit)."
@@ -70,6 +71,10 @@ def _params(ws, **kw):
         "seed": SEED,
         "years": YEARS,
         "reports": False,
+        # 40 propagated draws (every 100th of each chain; `wallcast run` propagates 400): the
+        # module checks caching, fan-out, publishing and locking, not Monte Carlo precision, and
+        # the paper run below (8 draws, every 500th) must pick draws this forecast holds
+        "propagate_draws": PROPAGATE_DRAWS,
         **kw,
     }
 
@@ -145,6 +150,7 @@ def test_cli_run_reports_cached_tasks(ws, first_run):
     args = ["run", "--data-dir", str(ws["data"]), "--outputs-dir", str(ws["outputs"])]
     args += ["--scenario", "baseline", "--scenario", str(ws["overlay"]), "--chains", "4"]
     args += ["--draws", str(DRAWS), "--seed", str(SEED), "--year-step", "7", "--no-report"]
+    args += ["--propagate-draws", str(PROPAGATE_DRAWS)]
     from forecast.cli import app
 
     res = CliRunner().invoke(app, args)
