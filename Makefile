@@ -85,7 +85,8 @@ run: $(STAMP)
 # fixtures (a published forecast, a fit) are built once, in one worker; files go out in collection
 # order, longest first (tests/conftest.py; xdist would otherwise put the files with the most tests
 # first and a long one-test file last: --no-loadscope-reorder); every worker has its own
-# PREFECT_HOME and JAX cache (tests/conftest.py). TEST_WORKERS=0 runs in one process.
+# PREFECT_HOME, all share one JAX compilation cache (tests/conftest.py). TEST_WORKERS=0 runs in
+# one process.
 # --durations: the slowest tests, for the suite-time budget (BENCHMARKS.md).
 TEST_WORKERS ?= 2
 test: $(STAMP)

@@ -3,8 +3,9 @@
 ``prefect_harness`` is session-scoped but *not* autouse: only tests that request it (the flow
 tests) pay for the temporary Prefect API server (~20 s on 2 cores).  ``PREFECT_HOME`` points at a
 temporary folder for the whole session (set before Prefect is imported), so cache records,
-results and the SQLite database never touch ``~/.prefect``; subprocesses inherit it. The same holds
-for the JAX compilation cache of the ``wallcast`` commands (``WALLCAST_JAX_CACHE_DIR``).
+results and the SQLite database never touch ``~/.prefect``; subprocesses inherit it. JAX's
+persistent compilation cache is one temporary folder for the whole run (below), never
+``~/.cache``.
 """
 
 from __future__ import annotations
