@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import filelock  # noqa: F401  (JAX's cache lock below: without it JAX only warns, runs uncached)
 import pytest
 
 _PREFECT_HOME = Path(tempfile.mkdtemp(prefix="wallcast-prefect-home-"))
@@ -28,20 +29,26 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 # processes, both pytest-xdist workers (they inherit the folder from the controller, which
 # imports this file first and removes the folder at its exit) and the wallcast commands the tests
 # start. NumPyro traces a new program for every fit, so without it each fit of the same model
-# compiles again (tests/stats/test_joint.py alone: 95 s of CPU on an empty cache, 35 s on a warm
-# one; BENCHMARKS.md section 7). A size limit turns on JAX's file lock (the `filelock` package),
-# so one process never reads an entry another is still writing.
+# compiles again (tests/stats/test_joint.py run a second time: 95 s of CPU on an empty cache, 35 s
+# on a warm one; BENCHMARKS.md section 7). A size limit turns on JAX's file lock (the `filelock`
+# package), so no process reads an entry another is still writing (one killed mid-write leaves a
+# truncated entry: JAX warns and compiles again).
 _SHARED_JAX_CACHE_ENV = "WALLCAST_TEST_JAX_CACHE"
-if os.environ.get(_SHARED_JAX_CACHE_ENV):
-    _JAX_CACHE = Path(os.environ[_SHARED_JAX_CACHE_ENV])
+_inherited = os.environ.get(_SHARED_JAX_CACHE_ENV)
+if _inherited and Path(_inherited).is_dir():  # a worker of this run: the controller's folder
+    _JAX_CACHE = Path(_inherited)
 else:
     _JAX_CACHE = Path(tempfile.mkdtemp(prefix="wallcast-jax-cache-"))
     atexit.register(shutil.rmtree, _JAX_CACHE, True)
     os.environ[_SHARED_JAX_CACHE_ENV] = str(_JAX_CACHE)
 os.environ["WALLCAST_JAX_CACHE_DIR"] = str(_JAX_CACHE)
 os.environ["JAX_COMPILATION_CACHE_DIR"] = str(_JAX_CACHE)
-os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(16 << 30)
+# programs that took 0.1 s or more to compile: the NUTS kernels and wall searches (seconds each)
+# are kept; the ~2,000 eager one-op programs are not, which the cache's size check would scan
+# at every write (BENCHMARKS.md section 7: the same CPU either way on 5 files, 80 entries not 862)
+_CACHE_MIN_COMPILE_S, _CACHE_MAX_BYTES = 0.1, 16 << 30
+os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = str(_CACHE_MIN_COMPILE_S)
+os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(_CACHE_MAX_BYTES)
 
 from forecast.config.filelock import exclusive_lock  # noqa: E402
 from forecast.config.runtime import (  # noqa: E402
@@ -50,7 +57,13 @@ from forecast.config.runtime import (  # noqa: E402
 )
 
 # The tests call the model layer directly, as a caller of the library does: float64 first.
-init_jax(compilation_cache_dir=str(_JAX_CACHE))
+init_jax()
+# the cache settings above in this process too (the environment reaches JAX only if it is
+# imported after them; the wallcast commands the tests start read it)
+_jax_config = __import__("jax").config
+_jax_config.update("jax_compilation_cache_dir", str(_JAX_CACHE))
+_jax_config.update("jax_persistent_cache_min_compile_time_secs", _CACHE_MIN_COMPILE_S)
+_jax_config.update("jax_compilation_cache_max_size", _CACHE_MAX_BYTES)
 
 
 @pytest.fixture(autouse=True, scope="module")
