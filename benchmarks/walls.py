@@ -355,9 +355,9 @@ def main_realistic(args) -> None:
     against("the frozen baseline", old[:2])
 
     grid = shortlist_grid()
-    draw = [(Hardware(*(float(v[i]) for v in hw)), Assumptions(*(float(v[i]) for v in a)))
-            for i in range(max(k, 1, min(args.full_draws, n)))]  # fmt: skip
     k = max(k, 1)  # the loop's rate is the last line's speedup: at least one draw
+    draw = [(Hardware(*(float(v[i]) for v in hw)), Assumptions(*(float(v[i]) for v in a)))
+            for i in range(max(k, min(args.full_draws, n)))]  # fmt: skip
     find_walls(*draw[0], regime="realistic", grid=grid)  # compile
     t0 = time.perf_counter()
     loop = [find_walls(*draw[i], regime="realistic", grid=grid) for i in range(k)]

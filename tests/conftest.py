@@ -60,10 +60,11 @@ from forecast.config.runtime import (  # noqa: E402
 init_jax()
 # the cache settings above in this process too (the environment reaches JAX only if it is
 # imported after them; the wallcast commands the tests start read it)
-_jax_config = __import__("jax").config
-_jax_config.update("jax_compilation_cache_dir", str(_JAX_CACHE))
-_jax_config.update("jax_persistent_cache_min_compile_time_secs", _CACHE_MIN_COMPILE_S)
-_jax_config.update("jax_compilation_cache_max_size", _CACHE_MAX_BYTES)
+import jax  # noqa: E402
+
+jax.config.update("jax_compilation_cache_dir", str(_JAX_CACHE))
+jax.config.update("jax_persistent_cache_min_compile_time_secs", _CACHE_MIN_COMPILE_S)
+jax.config.update("jax_compilation_cache_max_size", _CACHE_MAX_BYTES)
 
 
 @pytest.fixture(autouse=True, scope="module")

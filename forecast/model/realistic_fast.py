@@ -33,13 +33,13 @@ four things:
   four that won at the anchors either side; every budget a reading of the scan rests on (the
   first infeasible one, the first below the threshold, the best one and those either side of it
   and of the two best anchors, every one below the first feasible one) is searched again on the
-  whole shortlist until none is left that was not.  The stages after the scan search the shapes that won around them; a bisection step
-  or dip they call infeasible or below the level is checked on the whole shortlist (a plan of a
-  subset is a plan of the whole, so "feasible" and "above" need no check, except that the
-  screen can miss a plan a carried shape holds: :func:`_unless`).  On 2,000 held-out conditions
-  every wall is the one the whole shortlist at every budget gives, bit for bit (measured, not
-  guaranteed; the small-scale maximum, read on carried shapes, differs in 1.3 %, by up to 1.5 %), at
-  1.7-2.0x its speed (``benchmarks/realistic_carry.py``, BENCHMARKS.md section 6).
+  whole shortlist until none is left that was not.  The stages after the scan search the shapes
+  that won around them; a bisection step or dip they call infeasible or below the level is
+  checked on the whole shortlist (a plan of a subset is a plan of the whole, so "feasible" and
+  "above" need no check, except that the screen can miss a plan a carried shape holds:
+  :func:`_unless`).  On 2,000 held-out conditions every wall is the one the whole shortlist at
+  every budget gives, bit for bit (measured, not guaranteed; the small-scale maximum, read on
+  carried shapes, differs in 1.3 %, by up to 1.5 %), at 1.7-2.0x its speed (``benchmarks/realistic_carry.py``, BENCHMARKS.md section 6).
 
 Both walls are read as :func:`forecast.model.search.walls_from_curve` and the refinement of
 ``find_walls`` read them: the latency wall where the first run of feasible budgets ends, the
@@ -77,7 +77,6 @@ SCREEN_KEEP = 64  # shapes given every microbatch candidate per budget (of 979):
 SCREEN_GROUPS_ABOVE = 2.0  # the screen ranks shapes this many groups above their top count
 SCAN_CHUNK = 3  # scan budgets per step, up to the latency wall's bracket (_scan; 81 = 27 x 3)
 SCAN_FULL_EVERY = 2  # the scan searches the whole grid at every 2nd budget (_sparse_scan)
-MAX_PATCHES = COARSE_LOG10_FLOP.size  # no cap in effect: a budget is searched again at most once
 REFINE_KEEP = 32  # best-ranked shapes of the scan's best budget the refinement carries
 CARRY_TOP = 3  # shapes carried from each scan budget into the later stages, plus one (_evaluators)
 
@@ -248,24 +247,18 @@ def _sparse_scan(full, carried, coarse, every: int, scan_chunk: int, carried_wid
     return u, ok, win, exact
 
 
-def _patched(full, coarse, state, decisive, max_patches: int):
+def _patched(full, coarse, state, decisive):
     """``state`` (utilization, feasible, winners, exact per budget) with ``full`` evaluated at
-    the budget ``decisive(state)`` names while it names one that is not exact (-1: none), at most
-    ``max_patches`` times."""
+    the budget ``decisive(state)`` names while it names one that is not exact (-1: none); each
+    budget is made exact at most once, so the loop ends within the scan's budgets."""
 
-    def more(carry):
-        state, count = carry
-        return (decisive(state) >= 0) & (count < max_patches)
-
-    def patch(carry):
-        (u, ok, win, exact), count = carry
-        i = decisive((u, ok, win, exact))
+    def patch(state):
+        u, ok, win, exact = state
+        i = decisive(state)
         ui, oki, wi = full(coarse[i])
-        state = (u.at[i].set(ui), ok.at[i].set(oki), win.at[i].set(wi), exact.at[i].set(True))
-        return state, count + 1
+        return u.at[i].set(ui), ok.at[i].set(oki), win.at[i].set(wi), exact.at[i].set(True)
 
-    state, _ = jax.lax.while_loop(more, patch, (state, jnp.int32(0)))
-    return state
+    return jax.lax.while_loop(lambda state: decisive(state) >= 0, patch, state)
 
 
 def _first_inexact(candidates, exact):
@@ -357,7 +350,7 @@ def _walls_one(
                 exact,
             )
 
-        state = _patched(full, coarse, state, scan_reading, MAX_PATCHES)
+        state = _patched(full, coarse, state, scan_reading)
         u, ok, win, exact = state
     else:
         u, ok, win = _scan(full, coarse, scan_chunk)
@@ -408,7 +401,6 @@ def _walls_one(
             coarse,
             (u, ok, win, exact),
             lambda st: _first_inexact(first_below(st[0])[None], st[3]),
-            MAX_PATCHES,
         )
         u, ok, win, exact = state
     j = first_below(u)
