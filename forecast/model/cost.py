@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from forecast.model.fast import latency_plan_grid, small_scale_plan_grid
+from forecast.model.fast import latency_plan_grid, padded_size, small_scale_plan_grid
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.plan import best_plan, best_plan_over_m
 from forecast.model.scaling import model_shape
@@ -114,9 +114,10 @@ def _vectorized(fn, hw: Hardware, a: Assumptions, extra: tuple, chunk: int) -> n
     total = int(np.prod(dims)) if dims else 1
     out = np.empty(total)
     nh, na = len(hw), len(av)
+    size = padded_size(total, chunk)
     for start in range(0, total, chunk):
         stop = min(start + chunk, total)
-        pad = chunk - (stop - start) if total > chunk else 0
+        pad = size - (stop - start)
         part = [jnp.asarray(np.pad(x[start:stop], (0, pad), mode="edge")) for x in flat]
         res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :])
         out[start:stop] = np.asarray(res)[: stop - start]

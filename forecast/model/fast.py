@@ -327,6 +327,24 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     return dm, lat, u_small
 
 
+SMALLEST_CHUNK = 16  # draws of the smallest compiled call: padded_size
+
+
+def padded_size(n: int, chunk: int) -> int:
+    """Draws a compiled call over ``n`` draws (at most ``chunk`` a call) is padded to: ``chunk``
+    when ``n`` exceeds it, else the smallest of 16, 64, 256, ... that holds ``n`` (never more than
+    ``chunk``).  A call compiles once per shape (seconds for the wall searches), so calls of 3, 6
+    or 200 draws share a few shapes instead of compiling one each; the padding is at most 4x the
+    draws of a call that small (milliseconds).  Each draw is computed alone, so padding changes
+    no result (``tests/model/test_model_fast.py``)."""
+    if n > chunk:
+        return chunk
+    size = SMALLEST_CHUNK
+    while size < n:
+        size *= 4
+    return min(size, chunk)
+
+
 def fast_walls(
     hw: Hardware,
     a: Assumptions | None = None,
@@ -367,9 +385,10 @@ def fast_walls(
     lat_out = np.empty(total)
     small_out = np.empty(total)
     lo, hi = log10_flop_range
+    size = padded_size(total, chunk)
     for start in range(0, total, chunk):
         stop = min(start + chunk, total)
-        pad = chunk - (stop - start) if total > chunk else 0
+        pad = size - (stop - start)
         sl = [np.pad(x[start:stop], (0, pad), mode="edge") for x in flat_hw]
         sa = [np.pad(x[start:stop], (0, pad), mode="edge") for x in flat_a]
         dm, lat, u_small = _walls(
