@@ -17,7 +17,7 @@ import pytest
 from support.validation import COMPARISON_PARTS, comparison_draws
 
 from forecast.model import Assumptions, Hardware
-from forecast.model.fast import fast_walls
+from forecast.model.fast import _walls, fast_walls, padded_size
 from forecast.model.search import find_walls
 
 AGREE_DEX = 0.05  # issue 11
@@ -103,6 +103,24 @@ def test_chunking_does_not_change_results():
     dm_big, lat_big = fast_walls(hw, a, chunk=4096)
     np.testing.assert_array_equal(dm7, dm_big)
     np.testing.assert_array_equal(lat7, lat_big)
+
+
+def test_calls_of_different_sizes_share_a_compiled_shape():
+    """A call compiles once per shape (seconds): 3, 5 or 11 draws run as one padded shape of
+    16, with each draw's walls those of a call of its own."""
+    assert [padded_size(n, 256) for n in (1, 16, 17, 64, 65, 200, 256, 257, 5000)] == [
+        16, 16, 64, 64, 256, 256, 256, 256, 256,
+    ]  # fmt: skip
+    assert padded_size(5, 7) == 7 and padded_size(40, 4096) == 64 and padded_size(3, 1) == 1
+    hw, a = comparison_draws(11, seed=3)
+    dm11, lat11 = fast_walls(hw, a)
+    shapes = _walls._cache_size()
+    dm3, lat3 = fast_walls(Hardware(*(v[:3] for v in hw)), Assumptions(*(v[:3] for v in a)))
+    dm5, _ = fast_walls(Hardware(*(v[3:8] for v in hw)), Assumptions(*(v[3:8] for v in a)))
+    assert _walls._cache_size() == shapes  # no new compilation
+    np.testing.assert_array_equal(dm3, dm11[:3])
+    np.testing.assert_array_equal(lat3, lat11[:3])
+    np.testing.assert_array_equal(dm5, dm11[3:8])
 
 
 def test_infinity_conventions():
