@@ -72,6 +72,9 @@ class Curve(NamedTuple):
     n_accelerators: jnp.ndarray
 
 
+CURVE_CHUNK = 64  # budgets per compiled call of utilization_curve
+
+
 @jax.jit
 def _curve(hw: Hardware, a: Assumptions, log10_flop, tp, pp, m, two_d):
     shape = model_shape(log10_flop[:, None], a)
@@ -115,7 +118,17 @@ def utilization_curve(
     grid = plan_grid() if grid is None else grid
     hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
     a = Assumptions(*(jnp.asarray(x, dtype=jnp.float64) for x in a))
-    return _curve(hw, a, log10_flop, *(jnp.asarray(g) for g in grid))
+    g = [jnp.asarray(x) for x in grid]
+    # budgets in chunks of CURVE_CHUNK (the last padded): curves of 1, 51, 61 or 513 budgets
+    # share one compilation (~1 s each otherwise); each budget is searched alone
+    x = np.atleast_1d(np.asarray(log10_flop, dtype=np.float64))
+    parts = []
+    for start in range(0, x.size, CURVE_CHUNK):
+        chunk = x[start : start + CURVE_CHUNK]
+        padded = np.pad(chunk, (0, CURVE_CHUNK - chunk.size), mode="edge")
+        res = _curve(hw, a, jnp.asarray(padded), *g)
+        parts.append([v[: chunk.size] for v in res])
+    return Curve(*(jnp.concatenate(v) for v in zip(*parts, strict=True)))
 
 
 def crossing_log10(log10_flop, values, level, start=None):
