@@ -327,16 +327,18 @@ def _walls(hw, a, grids, lo, hi, threshold, iterations):
     return dm, lat, u_small
 
 
-SMALLEST_CHUNK = 16  # draws of the smallest compiled call: padded_size
+#: Draws of the smallest compiled call, unless ``chunk`` is smaller (:func:`padded_size`).
+SMALLEST_CHUNK = 16
 
 
 def padded_size(n: int, chunk: int) -> int:
     """Draws a compiled call over ``n`` draws (at most ``chunk`` a call) is padded to: ``chunk``
     when ``n`` exceeds it, else the smallest of 16, 64, 256, ... that holds ``n`` (never more than
     ``chunk``).  A call compiles once per shape (seconds for the wall searches), so calls of 3, 6
-    or 200 draws share a few shapes instead of compiling one each; the padding is at most 4x the
-    draws of a call that small (milliseconds).  Each draw is computed alone, so padding changes
-    no result (``tests/model/test_model_fast.py``)."""
+    or 200 draws share a few shapes instead of compiling one each, at the cost of computing up to
+    4x the draws (16 for fewer than 4: milliseconds).  Each draw is computed alone, so the walls
+    do not depend on the padding (``tests/model/test_model_fast.py``); the small-scale maximum
+    can differ in its last bit between compiled shapes, as it could between call sizes before."""
     if n > chunk:
         return chunk
     size = SMALLEST_CHUNK

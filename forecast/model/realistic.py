@@ -312,9 +312,11 @@ def _best_of(at_microbatches: Callable, candidates: list) -> tuple:
     """The candidate (utilization, m, dp, st) of highest utilization, plan by plan (the first of
     equals, in the order of ``candidates``: arrays of microbatch counts over the plans).
 
-    One evaluation vectorized over the candidates, not one per candidate: the same numbers, and
-    the compiled program holds the plan model once instead of once per candidate (the realistic
-    walls' program compiles in about two thirds of the time)."""
+    One evaluation vectorized over the candidates, not one per candidate: the compiled program
+    holds the plan model once instead of nine times (the realistic walls' program compiles in
+    about two thirds of the time).  The same plans are chosen; XLA compiles the vectorized
+    evaluation differently, so a utilization or step time can differ from nine separate
+    evaluations in the last bit or two (an independent review: 3 and 11 of 192 values)."""
     util, m, dp, st = jax.vmap(at_microbatches)(jnp.stack(candidates))
     first_best = jnp.argmax(util, axis=0)[None]
     return tuple(jnp.take_along_axis(v, first_best, axis=0)[0] for v in (util, m, dp, st))
@@ -366,23 +368,30 @@ def _curve(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid) -> Launch
 BUDGET_CHUNK = 64  # budgets per compiled call: one compilation serves every curve length
 
 
-def launch_curve(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None):
-    """Best launchable plan at each budget (log10 FLOP): a :class:`LaunchResult` of arrays.
+def in_budget_chunks(evaluate: Callable, log10_flop, chunk: int = BUDGET_CHUNK) -> list:
+    """``evaluate(budgets)`` (a jitted curve over a 1-D array of log10 FLOP, returning a tuple of
+    arrays over the budgets) for any number of budgets, ``chunk`` at a time (the last chunk
+    padded with its last budget), so that curves of every length share one compilation; each
+    budget is searched alone.  Returns the fields, trimmed and concatenated (NumPy arrays)."""
+    x = np.atleast_1d(np.asarray(log10_flop, dtype=np.float64))
+    if x.ndim > 1:
+        raise ValueError(f"budgets must be one-dimensional, got shape {x.shape}")
+    parts = []
+    for start in range(0, max(x.size, 1), chunk):
+        part = x[start : start + chunk]
+        padded = np.pad(part, (0, chunk - part.size), mode="edge") if part.size else np.zeros(chunk)
+        parts.append([np.asarray(v)[: part.size] for v in evaluate(jnp.asarray(padded))])
+    return [np.concatenate(v) for v in zip(*parts, strict=True)]
 
-    Budgets are evaluated in chunks of ``BUDGET_CHUNK`` (the last one padded), so that curves of
-    any length share one compilation."""
+
+def launch_curve(hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None):
+    """Best launchable plan at each budget (log10 FLOP): a :class:`LaunchResult` of arrays
+    (in chunks of ``BUDGET_CHUNK`` budgets: :func:`in_budget_chunks`)."""
     grid = launch_grid() if grid is None else grid
     hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
     a = Assumptions(*(jnp.asarray(x, dtype=jnp.float64) for x in a))
     g = LaunchGrid(*(jnp.asarray(x) for x in grid))
-    x = np.atleast_1d(np.asarray(log10_flop, dtype=np.float64))
-    parts = []
-    for start in range(0, x.size, BUDGET_CHUNK):
-        chunk = x[start : start + BUDGET_CHUNK]
-        padded = np.pad(chunk, (0, BUDGET_CHUNK - chunk.size), mode="edge")
-        res = _curve(hw, a, jnp.asarray(padded), g)
-        parts.append(LaunchResult(*(np.asarray(v)[: chunk.size] for v in res)))
-    return LaunchResult(*(np.concatenate(v) for v in zip(*parts, strict=True)))
+    return LaunchResult(*in_budget_chunks(lambda x: _curve(hw, a, x, g), log10_flop))
 
 
 def plan_dict(grid: LaunchGrid, res: LaunchResult, i: int, a: Assumptions) -> dict:

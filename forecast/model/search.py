@@ -2,7 +2,7 @@
 
 ``utilization_curve`` evaluates every plan shape of a grid (tp and pp powers of two, 1D or 2D
 tensor parallelism, the number of microbatches optimized per plan by golden-section search) at
-every compute budget of a grid, in one vectorized call, and keeps the best.  Walls are read off the curve:
+every compute budget of a grid, vectorized in chunks of 64 budgets, and keeps the best.  Walls are read off the curve:
 
 * **data-movement wall**: the compute up to which the best plan's utilization stays at or
   above ``threshold`` (0.8) times the maximum utilization the accelerator reaches at small
@@ -25,7 +25,7 @@ import numpy as np
 from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import best_plan, best_plan_over_m
-from forecast.model.realistic import launch_curve, launch_grid, plan_dict
+from forecast.model.realistic import in_budget_chunks, launch_curve, launch_grid, plan_dict
 from forecast.model.scaling import model_shape
 
 DEFAULT_LOG10_FLOP_GRID = np.round(np.arange(20.0, 40.0001, 0.05), 4)
@@ -72,7 +72,7 @@ class Curve(NamedTuple):
     n_accelerators: jnp.ndarray
 
 
-CURVE_CHUNK = 64  # budgets per compiled call of utilization_curve
+CURVE_CHUNK = 64  # budgets per compiled call of utilization_curve (in_budget_chunks)
 
 
 @jax.jit
@@ -112,23 +112,14 @@ def utilization_curve(
     """Best achievable utilization (and its plan) at each compute budget (log10 FLOP)."""
     require_x64()
     a = Assumptions() if a is None else a
-    log10_flop = jnp.asarray(
-        DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop, dtype=jnp.float64
-    )
+    log10_flop = DEFAULT_LOG10_FLOP_GRID if log10_flop is None else log10_flop
     grid = plan_grid() if grid is None else grid
     hw = Hardware(*(jnp.asarray(x, dtype=jnp.float64) for x in hw))
     a = Assumptions(*(jnp.asarray(x, dtype=jnp.float64) for x in a))
     g = [jnp.asarray(x) for x in grid]
-    # budgets in chunks of CURVE_CHUNK (the last padded): curves of 1, 51, 61 or 513 budgets
-    # share one compilation (~1 s each otherwise); each budget is searched alone
-    x = np.atleast_1d(np.asarray(log10_flop, dtype=np.float64))
-    parts = []
-    for start in range(0, x.size, CURVE_CHUNK):
-        chunk = x[start : start + CURVE_CHUNK]
-        padded = np.pad(chunk, (0, CURVE_CHUNK - chunk.size), mode="edge")
-        res = _curve(hw, a, jnp.asarray(padded), *g)
-        parts.append([v[: chunk.size] for v in res])
-    return Curve(*(jnp.concatenate(v) for v in zip(*parts, strict=True)))
+    # curves of 1, 51, 61 or 513 budgets share one compilation (~1 s each otherwise)
+    fields = in_budget_chunks(lambda x: _curve(hw, a, x, *g), log10_flop, CURVE_CHUNK)
+    return Curve(*(jnp.asarray(v) for v in fields))
 
 
 def crossing_log10(log10_flop, values, level, start=None):

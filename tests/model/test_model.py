@@ -24,7 +24,7 @@ from forecast.model.scaling import (
     model_shape,
     params_for_flop,
 )
-from forecast.model.search import find_walls, utilization_curve
+from forecast.model.search import _curve, find_walls, utilization_curve
 
 # Per-direction SI figures of data/hardware.csv (checked against the table below).
 H100 = H100_SXM5
@@ -330,6 +330,24 @@ def test_infeasible_plans_report_zero_utilization():
     )
     assert not bool(res.feasible)
     assert float(res.utilization) == 0.0
+
+
+def test_curves_of_any_length_share_one_compilation_and_agree():
+    """The full search runs in chunks of 64 budgets: curves of 513, 51 and 1 budget (as
+    find_walls asks for) compile once, and every budget is the same as in the long curve."""
+    grid = np.round(np.arange(20.0, 45.6001, 0.05), 4)  # 513 budgets
+    full = utilization_curve(H100, Assumptions(), grid)
+    shapes = _curve._cache_size()
+    part = utilization_curve(H100, Assumptions(), grid[37:88])
+    one = utilization_curve(H100, Assumptions(), grid[200])
+    assert _curve._cache_size() == shapes  # no new compilation
+    assert full.utilization.shape == (513,) and one.utilization.shape == (1,)
+    for field in ("utilization", "feasible", "tp", "pp", "m", "data_parallel"):
+        np.testing.assert_array_equal(getattr(part, field), getattr(full, field)[37:88])
+        np.testing.assert_array_equal(getattr(one, field), getattr(full, field)[200:201])
+    assert utilization_curve(H100, Assumptions(), np.array([])).utilization.shape == (0,)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        utilization_curve(H100, Assumptions(), np.ones((2, 3)))
 
 
 def test_utilization_curve_small_scale_maximum_is_max_utilization():
