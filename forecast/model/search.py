@@ -2,7 +2,8 @@
 
 ``utilization_curve`` evaluates every plan shape of a grid (tp and pp powers of two, 1D or 2D
 tensor parallelism, the number of microbatches optimized per plan by golden-section search) at
-every compute budget of a grid, vectorized in chunks of 64 budgets, and keeps the best.  Walls are read off the curve:
+every compute budget of a grid, vectorized in chunks of 64 budgets, and keeps the best.  Walls
+are read off the curve:
 
 * **data-movement wall**: the compute up to which the best plan's utilization stays at or
   above ``threshold`` (0.8) times the maximum utilization the accelerator reaches at small
