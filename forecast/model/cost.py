@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from forecast.model.fast import latency_plan_grid, padded_size, small_scale_plan_grid
+from forecast.model.fast import in_draw_chunks, latency_plan_grid, small_scale_plan_grid
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.plan import best_plan, best_plan_over_m
 from forecast.model.scaling import model_shape
@@ -106,22 +106,7 @@ def _min_run_log10_days(hw, a, log10_flop, grid: PlanGrid, steps: int):
 
 def _vectorized(fn, hw: Hardware, a: Assumptions, extra: tuple, chunk: int) -> np.ndarray:
     """Apply ``fn(hw, a, *extra)`` over the broadcast shape of all inputs, in chunks."""
-    hw = [np.asarray(x, dtype=np.float64) for x in hw]
-    av = [np.asarray(x, dtype=np.float64) for x in a]
-    ex = [np.asarray(x, dtype=np.float64) for x in extra]
-    dims = np.broadcast_shapes(*(x.shape for x in (*hw, *av, *ex)))
-    flat = [np.broadcast_to(x, dims).reshape(-1) for x in (*hw, *av, *ex)]
-    total = int(np.prod(dims)) if dims else 1
-    out = np.empty(total)
-    nh, na = len(hw), len(av)
-    size = padded_size(total, chunk)
-    for start in range(0, total, chunk):
-        stop = min(start + chunk, total)
-        pad = size - (stop - start)
-        part = [jnp.asarray(np.pad(x[start:stop], (0, pad), mode="edge")) for x in flat]
-        res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :])
-        out[start:stop] = np.asarray(res)[: stop - start]
-    return out.reshape(dims)
+    return in_draw_chunks(fn, hw, a, extra, chunk)[0]
 
 
 def _grid(g: PlanGrid) -> PlanGrid:

@@ -347,6 +347,34 @@ def padded_size(n: int, chunk: int) -> int:
     return min(size, chunk)
 
 
+def in_draw_chunks(
+    fn, hw: Hardware, a: Assumptions, extra: tuple = (), chunk: int = 256, size: int | None = None
+) -> list[np.ndarray]:
+    """``fn(hw, a, *extra)`` (a compiled call over 1-D draws, returning an array or a tuple of
+    them) over the broadcast shape of every field of ``hw``, ``a`` and ``extra``: ``chunk``
+    draws a call, each call padded (repeating its last draw) to ``size`` draws (default
+    :func:`padded_size`), the outputs trimmed and reshaped to the broadcast shape.  The one
+    chunking loop of the fast paths, the cost functions and the planner."""
+    fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
+    shape = np.broadcast_shapes(*(f.shape for f in fields))
+    flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
+    total = flat[0].size
+    size = padded_size(total, chunk) if size is None else size
+    nh, na = len(hw), len(a)
+    parts = []
+    for start in range(0, max(total, 1), chunk):  # no draws: one call on a dummy, trimmed to 0
+        part = [f[start : start + chunk] for f in flat]
+        n = part[0].size
+        part = [
+            jnp.asarray(np.pad(p, (0, size - n), mode="edge") if n else np.ones(size)) for p in part
+        ]
+        res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :])
+        parts.append(
+            [np.asarray(r)[:n] for r in (res if isinstance(res, tuple | list) else (res,))]
+        )
+    return [np.concatenate(c).reshape(shape) for c in zip(*parts, strict=True)]
+
+
 def fast_walls(
     hw: Hardware,
     a: Assumptions | None = None,
@@ -377,28 +405,8 @@ def fast_walls(
         PlanGrid(*(jnp.asarray(x) for x in g))
         for g in (dm_plan_grid(), small_scale_plan_grid(), latency_plan_grid())
     )
-    hw = [np.asarray(x, dtype=np.float64) for x in hw]
-    av = [np.asarray(x, dtype=np.float64) for x in a]
-    dims = np.broadcast_shapes(*(x.shape for x in (*hw, *av)))
-    flat_hw = [np.broadcast_to(x, dims).reshape(-1) for x in hw]
-    flat_a = [np.broadcast_to(x, dims).reshape(-1) for x in av]
-    total = int(np.prod(dims)) if dims else 1
-    dm_out = np.empty(total)
-    lat_out = np.empty(total)
-    small_out = np.empty(total)
     lo, hi = log10_flop_range
-    size = padded_size(total, chunk)
-    for start in range(0, total, chunk):
-        stop = min(start + chunk, total)
-        pad = size - (stop - start)
-        sl = [np.pad(x[start:stop], (0, pad), mode="edge") for x in flat_hw]
-        sa = [np.pad(x[start:stop], (0, pad), mode="edge") for x in flat_a]
-        dm, lat, u_small = _walls(
-            Hardware(*sl), Assumptions(*sa), grids, lo, hi, threshold, iterations
-        )
-        dm_out[start:stop] = np.asarray(dm)[: stop - start]
-        lat_out[start:stop] = np.asarray(lat)[: stop - start]
-        small_out[start:stop] = np.asarray(u_small)[: stop - start]
-    if small_scale:
-        return dm_out.reshape(dims), lat_out.reshape(dims), small_out.reshape(dims)
-    return dm_out.reshape(dims), lat_out.reshape(dims)
+    dm, lat, u_small = in_draw_chunks(
+        lambda h, aa: _walls(h, aa, grids, lo, hi, threshold, iterations), hw, a, chunk=chunk
+    )
+    return (dm, lat, u_small) if small_scale else (dm, lat)

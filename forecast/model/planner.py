@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from forecast.config.runtime import require_x64
+from forecast.model.fast import in_draw_chunks
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.realistic import LaunchGrid, LaunchResult, _constants, _plans_at, plan_dict
 from forecast.model.realistic_fast import shortlist_grid
@@ -137,18 +138,9 @@ def _over_draws(kernel, hw: Hardware, a: Assumptions, log10_flop, grid):
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = type(g)(*(jnp.asarray(x) for x in g))
-    fields = [np.asarray(v, dtype=np.float64) for v in (*hw, *a, log10_flop)]
-    shape = np.broadcast_shapes(*(f.shape for f in fields))
-    flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
-    n, nh, na = flat[0].size, len(Hardware._fields), len(Assumptions._fields)
-    parts = []
-    for start in range(0, n, DRAW_CHUNK):
-        part = [f[start : start + DRAW_CHUNK] for f in flat]
-        pad = DRAW_CHUNK - part[0].size
-        part = [jnp.asarray(np.pad(p, (0, pad), mode="edge")) for p in part]
-        res = kernel(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), part[-1], g)
-        parts.append([np.asarray(r)[: DRAW_CHUNK - pad] for r in res])
-    return [np.concatenate(c).reshape(shape) for c in zip(*parts, strict=True)]
+    return in_draw_chunks(
+        lambda h, aa, x: kernel(h, aa, x, g), hw, a, (log10_flop,), DRAW_CHUNK, size=DRAW_CHUNK
+    )
 
 
 def plan_of(grid: LaunchGrid, plans: PlanDraws, k: int, sequence_length: float) -> dict:

@@ -39,7 +39,8 @@ four things:
   "above" need no check, except that the screen can miss a plan a carried shape holds:
   :func:`_unless`).  On 2,000 held-out conditions every wall is the one the whole shortlist at
   every budget gives, bit for bit (measured, not guaranteed; the small-scale maximum, read on
-  carried shapes, differs in 1.3 %, by up to 1.5 %), at 1.7-2.0x its speed (``benchmarks/realistic_carry.py``, BENCHMARKS.md section 6).
+  carried shapes, differs in 1.3 %, by up to 1.5 %), at 1.7-2.0x its speed
+  (``benchmarks/realistic_carry.py``, BENCHMARKS.md section 6).
 
 Both walls are read as :func:`forecast.model.search.walls_from_curve` and the refinement of
 ``find_walls`` read them: the latency wall where the first run of feasible budgets ends, the
@@ -60,7 +61,7 @@ import numpy as np
 
 from forecast.config.runtime import require_x64
 from forecast.model.cost import MIN_RUN_DAYS_RANGE, shortest_log10_days
-from forecast.model.fast import _bisect_bounds
+from forecast.model.fast import _bisect_bounds, in_draw_chunks
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.realistic import LaunchGrid, _constants, _microbatch_choice, _plans_at
 from forecast.model.realistic_shortlist import SHAPES
@@ -582,17 +583,7 @@ def fast_realistic_utilization(
 
 def _by_draw(fn, hw: Hardware, a: Assumptions, extra: tuple, g: LaunchGrid) -> list[np.ndarray]:
     """``fn(hw, a, *extra, g)`` over the broadcast shape of every input, ``DRAW_CHUNK`` draws a
-    compiled call (the last chunk padded), reshaped back."""
-    fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
-    shape = np.broadcast_shapes(*(f.shape for f in fields))
-    flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
-    size = flat[0].size
-    nh, na = len(Hardware._fields), len(Assumptions._fields)
-    out = []
-    for start in range(0, size, DRAW_CHUNK):
-        part = [f[start : start + DRAW_CHUNK] for f in flat]
-        pad = DRAW_CHUNK - part[0].size
-        part = [jnp.asarray(np.pad(p, (0, pad), mode="edge")) for p in part]
-        res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :], g)
-        out.append([np.asarray(r)[: DRAW_CHUNK - pad] for r in res])
-    return [np.concatenate(c).reshape(shape) for c in zip(*out, strict=True)]
+    compiled call (every call padded to it: one compilation), reshaped back."""
+    return in_draw_chunks(
+        lambda h, aa, *ex: fn(h, aa, *ex, g), hw, a, extra, DRAW_CHUNK, size=DRAW_CHUNK
+    )
