@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from numpyro.diagnostics import split_gelman_rubin
-from numpyro.infer import MCMC, NUTS
+from numpyro.infer import MCMC
 from scipy import stats
 from scipy.special import logsumexp
 
 from forecast.analyses.backtest import CURVE_PROBS, PROBS, interval_coverage, pit_values
 from forecast.config.runtime import exclusive, init_jax
+from forecast.inference.sampler import RaveledNUTS
 from forecast.stats.trends import FRONTIER_MIN_YEAR, frontier_compute_model, frontier_observations
 
 FRONTIER_ORIGINS: tuple[int, ...] = (2016, 2018, 2020, 2022)
@@ -140,7 +141,7 @@ def fit_frontier(
         frontier_compute_model, train.years, train.log10_flop, train.is_speculative, priors
     )
     mcmc = MCMC(
-        NUTS(model, target_accept_prob=0.9),
+        RaveledNUTS(model, target_accept_prob=0.9),
         num_warmup=warmup,
         num_samples=draws,
         num_chains=chains,

@@ -14,9 +14,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from numpyro.infer import MCMC, NUTS, Predictive
+from numpyro.infer import MCMC, Predictive
 
 from forecast.config.runtime import exclusive
+from forecast.inference.sampler import RaveledNUTS
 from forecast.stats.scaling_laws import (
     BATCH_PRIORS,
     DEPTH_PRIORS,
@@ -81,7 +82,7 @@ def law_mcmc(
     """NUTS over one law's model, vectorized chains; the data and the mask are arguments
     (:func:`run_masked_fit`), so one compiled program serves every refit of that model."""
     return MCMC(
-        NUTS(model, target_accept_prob=target_accept_prob),
+        RaveledNUTS(model, target_accept_prob=target_accept_prob),
         num_warmup=num_warmup,
         num_samples=num_samples,
         num_chains=num_chains,
