@@ -53,6 +53,7 @@ from forecast.config.settings import (
     DEFAULT_KEEP,
     DEFAULT_PROPAGATE_DRAWS,
     DEFAULT_SEED,
+    default_warmup,
 )
 from forecast.jobs import forecast_job
 from forecast.queries.answers import summary_table
@@ -112,16 +113,20 @@ def fit_task(
     fit_priors: str,
     chains: int,
     draws: int,
+    warmup: int,
     seed: int,
     code: str,
 ) -> Any:
     """NUTS fit of the joint model (the expensive step), gated on convergence."""
     logger = get_run_logger()
     logger.info(
-        f"fitting the joint model (trends and scaling laws): {chains} chains x {draws} draws"
+        f"fitting the joint model (trends and scaling laws): {chains} chains x {draws} draws "
+        f"after {warmup} warm-up iterations"
     )
     start = time.perf_counter()
-    fit_tree = forecast_job.fit(inputs, prior_set, chains=chains, draws=draws, seed=seed)
+    fit_tree = forecast_job.fit(
+        inputs, prior_set, chains=chains, draws=draws, warmup=warmup, seed=seed
+    )
     logger.info(f"fit passed the convergence gate in {time.perf_counter() - start:.0f} s")
     return fit_tree
 
@@ -405,6 +410,7 @@ def refresh_forecast(
     scenario_dir: str | None = None,
     chains: int = DEFAULT_CHAINS,
     draws: int = DEFAULT_DRAWS,
+    warmup: int | None = None,
     seed: int = DEFAULT_SEED,
     years: list[float] | None = None,
     keep: int = DEFAULT_KEEP,
@@ -416,7 +422,9 @@ def refresh_forecast(
 ) -> dict[str, Any]:
     """Refit what changed, propagate every scenario, publish atomically, create artifacts.
 
-    ``propagate_draws``: posterior draws propagated per scenario, evenly thinned from
+    ``warmup``: NUTS warm-up iterations per chain (None: ``draws``, at least
+    :data:`~forecast.config.settings.MIN_WARMUP`).  ``propagate_draws``: posterior draws
+    propagated per scenario, evenly thinned from
     ``chains`` x ``draws`` (None or 0: all of them).  ``regime``: the plans searched for the
     walls, ``"paper"`` (Erdil & Schneider-Joseph's idealized plans) or ``"realistic"`` (plans a
     run can launch: ~15x the propagation time, :mod:`forecast.model.realistic_fast`).
@@ -434,6 +442,7 @@ def refresh_forecast(
         states["load-inputs"] = load_state.name
         inputs: forecast_job.Inputs = load_state.result()
         yrs = None if years is None else [float(y) for y in years]
+        warmup_iterations = default_warmup(draws) if warmup is None else int(warmup)
 
         fits: dict[str, Any] = {}
         fit_keys: dict[str, str] = {}
@@ -443,7 +452,9 @@ def refresh_forecast(
             tk = _fit_priors_key(prior_set)
             if tk not in fits:
                 fit_names[tk] = f"fit-joint-{name}"
-                fit_keys[tk] = store.digest([inputs.data_hash, tk, chains, draws, seed, code])
+                fit_keys[tk] = store.digest(
+                    [inputs.data_hash, tk, chains, draws, warmup_iterations, seed, code]
+                )
                 fits[tk] = fit_task.with_options(task_run_name=fit_names[tk]).submit(
                     inputs,
                     prior_set,
@@ -451,6 +462,7 @@ def refresh_forecast(
                     fit_priors=tk,
                     chains=chains,
                     draws=draws,
+                    warmup=warmup_iterations,
                     seed=seed,
                     code=code,
                 )
@@ -514,6 +526,8 @@ def refresh_forecast(
             seed=seed,
             chains=chains,
             draws=draws,
+            # digested only when not the default, so default runs keep their fingerprints
+            warmup=None if warmup_iterations == default_warmup(draws) else warmup_iterations,
             years=yrs,
             code=code,
             propagate_draws=propagate_draws,

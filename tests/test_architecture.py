@@ -195,6 +195,23 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
     )
     assert realistic["run_fingerprint"] != fp and realistic["regime"] == "realistic"
     assert attrs["regime"] == "paper"
+    # a warm-up other than the default is another forecast; None (the default) digests nothing
+    base = dict(
+        data_hash="d" * 64,
+        priors_text="[a]\n",
+        scenario_texts={"baseline": "[a]\n"},
+        seed=1,
+        chains=2,
+        draws=100,
+        years=None,
+        code="c",
+    )
+    assert store.fingerprint(**base, warmup=None) == fp
+    assert store.fingerprint(**base, warmup=500) != fp
+    assert store.inputs_fingerprint(
+        inputs, ["baseline"], seed=1, chains=2, draws=100, years=None, code="c",
+        propagate_draws=None, warmup=500,
+    ) == store.fingerprint(**base, warmup=500)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- import graph
@@ -250,8 +267,8 @@ def test_run_ingest_and_serve_share_the_refresh_options():
 
     refresh = {"--priors", "--scenario", "--data-dir", "--outputs-dir", "--draws", "--chains"}
     refresh |= {"--seed", "--year-step", "--keep", "--report", "--no-report", "--propagate-draws"}
-    refresh |= {"--regime"}
-    assert len(REFRESH_PARAMETERS) == 12
+    refresh |= {"--regime", "--warmup"}
+    assert len(REFRESH_PARAMETERS) == 13
     for command in ("run", "ingest", "serve"):
         assert refresh <= _option_names(command), command
     # one meaning per name: the sensitivity's wall-computation step has its own
@@ -284,13 +301,14 @@ def test_ingest_refreshes_with_priors_scenario_and_year_step(tmp_path: Path, mon
     res = CliRunner().invoke(
         app,
         ["ingest", str(new), "--data-dir", str(data), "--priors", str(priors),
-         "--scenario", "six-month-runs", "--year-step", "7", "--draws", "60", "--chains", "1"],
+         "--scenario", "six-month-runs", "--year-step", "7", "--draws", "60", "--chains", "1",
+         "--warmup", "80"],
     )  # fmt: skip
     assert res.exit_code == 2 and "another refresh is running (pid 1)" in res.stderr
     assert seen["priors"] == str(priors) and seen["scenarios"] == ["six-month-runs"]
     assert seen["years"] == [2024.0, 2031.0, 2038.0, 2045.0]
     assert seen["data_dir"] == str(data) and seen["outputs_dir"] is None
-    assert (seen["draws"], seen["chains"]) == (60, 1)
+    assert (seen["draws"], seen["chains"], seen["warmup"]) == (60, 1, 80)
 
 
 # ----------------------------------------------------------------------------- layer contract

@@ -27,6 +27,7 @@ from forecast.config.settings import (
     DEFAULT_KEEP,
     DEFAULT_PROPAGATE_DRAWS,
     DEFAULT_SEED,
+    MIN_WARMUP,
     RunSettings,
     forecast_years,
 )
@@ -181,6 +182,14 @@ OutDirOpt = Annotated[
 ]
 DrawsOpt = Annotated[int, typer.Option("--draws", min=50, help="Posterior draws per chain.")]
 ChainsOpt = Annotated[int, typer.Option("--chains", min=1, help="MCMC chains.")]
+WarmupOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--warmup",
+        min=1,
+        help=f"NUTS warm-up iterations per chain. Default: the draws, at least {MIN_WARMUP:,}.",
+    ),
+]
 ScenarioOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -211,6 +220,7 @@ class RefreshOptions:
     data_dir: Path | None = None
     outputs_dir: Path | None = None
     draws: int = DEFAULT_DRAWS
+    warmup: int | None = None
     chains: int = DEFAULT_CHAINS
     seed: int = DEFAULT_SEED
     year_step: int = 1
@@ -241,6 +251,7 @@ class RefreshOptions:
             outputs_dir=path(self.outputs_dir),
             chains=self.chains,
             draws=self.draws,
+            warmup=self.warmup,
             seed=self.seed,
             years=self.years(),
             keep=self.keep,
@@ -261,6 +272,7 @@ REFRESH_PARAMETERS: tuple[tuple[str, Any], ...] = (
     ("data_dir", DataDirOpt),
     ("outputs_dir", OutputsDirOpt),
     ("draws", DrawsOpt),
+    ("warmup", WarmupOpt),
     ("chains", ChainsOpt),
     ("seed", SeedOpt),
     (

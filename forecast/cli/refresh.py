@@ -262,7 +262,8 @@ def run(
         task_runner = TaskRunnerKind.dask
     log_level()  # a bad WALLCAST_LOG_LEVEL fails here, not after the fit
     preflight(refresh)
-    progress(f"refresh-forecast: {refresh.chains} chains x {refresh.draws} draws ...")
+    warmup = "" if refresh.warmup is None else f" after {refresh.warmup} warm-up iterations"
+    progress(f"refresh-forecast: {refresh.chains} chains x {refresh.draws} draws{warmup} ...")
     result = _run_refresh(
         refresh, task_runner=task_runner, dask_address=dask_address, republish=republish
     )

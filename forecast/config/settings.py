@@ -64,6 +64,7 @@ class RunSettings:
     scenario_dir: str | None = None
     chains: int = DEFAULT_CHAINS
     draws: int = DEFAULT_DRAWS
+    warmup: int | None = None
     seed: int = DEFAULT_SEED
     years: list[float] | None = None
     keep: int = DEFAULT_KEEP

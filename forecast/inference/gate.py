@@ -78,7 +78,7 @@ def _convergence_hint(diagnostics: set[str], chains: int | None, draws: int | No
     if "divergences" in diagnostics:
         return (
             "divergent transitions: check the priors (a very narrow or very wide prior), "
-            f"or increase --draws{now_draws} (and warm-up) or try another --seed"
+            f"or increase --draws{now_draws} or --warmup, or try another --seed"
         )
     return ""
 

@@ -70,13 +70,16 @@ def fingerprint(
     code: str,
     propagate_draws: int | None = None,
     regime: str = "paper",
+    warmup: int | None = None,
 ) -> str:
     """The one digest of everything a forecast depends on (64 hex digits).
 
     ``years`` is the requested forecast grid (None: the default grid), ``code`` the
     :func:`code_hash`, ``propagate_draws`` the draws propagated per scenario (None: all),
     ``regime`` the plans searched (digested only when not ``"paper"``, the regime of every
-    forecast published before it was recorded, so that those keep their fingerprints).  Two runs
+    forecast published before it was recorded, so that those keep their fingerprints), ``warmup``
+    NUTS warm-up iterations per chain when not the default for ``draws`` (None: the default;
+    digested only when given, for the same reason).  Two runs
     with the same fingerprint publish identical numbers; the refresh flow compares it with the
     ``run_fingerprint`` of the forecast ``latest`` names.
     """
@@ -93,6 +96,8 @@ def fingerprint(
     }
     if regime != "paper":
         parts["regime"] = regime
+    if warmup is not None:
+        parts["warmup"] = int(warmup)
     return digest(parts)
 
 
@@ -107,6 +112,7 @@ def inputs_fingerprint(
     code: str,
     propagate_draws: int | None,
     regime: str = "paper",
+    warmup: int | None = None,
 ) -> str:
     """The :func:`fingerprint` of a forecast of ``inputs`` (a :class:`forecast.data.inputs.Inputs`)
     over the scenarios ``scenario_names``: what the refresh flow compares with the forecast
@@ -122,6 +128,7 @@ def inputs_fingerprint(
         code=code,
         propagate_draws=propagate_draws,
         regime=regime,
+        warmup=warmup,
     )
 
 

@@ -271,12 +271,14 @@ def test_fit_cache_key_follows_data_priors_settings_and_code_not_dataframes():
         "fit_priors": "{}",
         "chains": 4,
         "draws": 400,
+        "warmup": 2000,
         "seed": 3,
         "code": "c",
     }
     key = inputs_policy.compute_key(None, base, {})
     assert key == inputs_policy.compute_key(None, {**base, "inputs": object()}, {})
-    for field, value in [("data_hash", "b" * 64), ("fit_priors", "{1}"), ("draws", 500)]:
+    changed = [("data_hash", "b" * 64), ("fit_priors", "{1}"), ("draws", 500), ("warmup", 50)]
+    for field, value in changed:
         assert inputs_policy.compute_key(None, {**base, field: value}, {}) != key
     assert inputs_policy.compute_key(None, {**base, "code": "d"}, {}) != key
 
@@ -303,12 +305,15 @@ def test_refresh_that_fails_the_convergence_gate_keeps_the_last_forecast(ws, fir
     from forecast.cli import app
 
     args = ["run", "--data-dir", str(ws["data"]), "--outputs-dir", str(ws["outputs"])]
-    # deliberately unconverged: 4 x 50 draws cannot reach a bulk ESS of 400 in every parameter
-    args += ["--scenario", "baseline", "--chains", "4", "--draws", "50", "--seed", "11"]
+    # deliberately unconverged: 4 x 50 draws after 50 warm-up iterations cannot reach a bulk
+    # ESS of 400 in every parameter
+    args += ["--scenario", "baseline", "--chains", "4", "--draws", "50", "--warmup", "50"]
+    args += ["--seed", "11"]
     args += ["--year-step", "7", "--no-report"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 2, res.output
     assert "did not converge" in res.output
+    assert "4 chains x 50 draws after 50 warm-up iterations" in res.output
     assert latest_forecast_path(ws["outputs"]) == before
     assert sorted(p.name for p in (ws["outputs"] / "forecasts").iterdir()) == published
     xr.open_datatree(before, engine="h5netcdf").close()  # still a complete, loadable forecast
