@@ -16,6 +16,11 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
 * ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
   ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
   scenario's full prior text), ``seed``, ``years``, ``propagate_draws``, ``regime`` and ``code``;
+* ``accelerator-walls`` - the walls of today's accelerators over the first scenario's draws.
+  Key: ``TASK_SOURCE`` + ``code`` and the digest of what they are computed from (every kept
+  draw's assumptions, the accelerators' hardware, the curves asked for:
+  :func:`forecast.jobs.forecast_job.accelerator_walls_key`), so a forecast that changes none of
+  those (a what-if of the run's length) reuses them;
 * ``publish`` - never cached, retried.  Assembles the DataTree and publishes it atomically unless
   the forecast ``latest`` points to was made from the same inputs (same
   :func:`forecast.store.identity.fingerprint`): then it publishes nothing and reports
@@ -40,7 +45,7 @@ from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
-from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
+from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE, CacheKeyFnPolicy
 from prefect.context import FlowRunContext
 from prefect.futures import as_completed, wait
 
@@ -165,9 +170,26 @@ def propagate_task(
     return result
 
 
+def _accelerator_walls_cache_key(context: Any, parameters: dict[str, Any]) -> str:
+    """The code and the digest of what the walls are computed from
+    (:func:`forecast.jobs.forecast_job.accelerator_walls_key`): not the scenario's text, so a
+    forecast whose inputs of these draws did not change (a what-if of the run's length, which
+    these walls fix at 90 days) reuses the walls of the forecast before it."""
+    key = forecast_job.accelerator_walls_key(
+        parameters["inputs"],
+        parameters["fit_tree"],
+        parameters["scenario_result"],
+        chains=parameters["chains"],
+        draws=parameters["draws"],
+        propagate_draws=parameters.get("propagate_draws"),
+        regime=parameters.get("regime", "paper"),
+    )
+    return store.digest([parameters["code"], key])
+
+
 @task(
     name="accelerator-walls",
-    cache_policy=TASK_SOURCE + (INPUTS - "inputs" - "fit_tree" - "scenario_result"),
+    cache_policy=TASK_SOURCE + CacheKeyFnPolicy(cache_key_fn=_accelerator_walls_cache_key),
     persist_result=True,
 )
 def accelerator_walls_task(
@@ -187,7 +209,7 @@ def accelerator_walls_task(
 ) -> Any:
     """Both walls of every accelerator of the table over the first scenario's posterior inputs
     (the forecast's group ``accelerator_walls``): what every surface shows for today's chips.
-    Cached like a propagation: on the data, the fit, the scenario, the seed and the code."""
+    Cached on what they are computed from (:func:`_accelerator_walls_cache_key`) and the code."""
     logger = get_run_logger()
     start = time.perf_counter()
     ds = forecast_job.accelerator_walls(

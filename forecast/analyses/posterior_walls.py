@@ -19,6 +19,8 @@ the dashboard, the frozen-hardware reading) reads these draws
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -152,6 +154,98 @@ def sequence_draws(
     return 10.0 ** log10_seq[keep]
 
 
+def _walls_problem(
+    inputs: xr.Dataset,
+    accelerators: Sequence[Accelerator],
+    *,
+    duration_days: float,
+    precision: str,
+    regime: str,
+    samples: int | None,
+    posterior: xr.Dataset | None,
+    thinning_step: int,
+    moe_experts: int | None,
+    moe_active_experts: int | None,
+) -> tuple[Assumptions, np.ndarray, list[tuple[Accelerator, Hardware, list[str]]]]:
+    """What :func:`accelerator_walls_dataset` searches: the assumptions per kept draw, the flat
+    indices kept, and (accelerator, hardware, gap notes) of each accelerator with the precision."""
+    if regime == "realistic" and (samples is None or samples > REALISTIC_SAMPLES):
+        samples = REALISTIC_SAMPLES
+    draws, keep = input_draws(inputs, samples)
+    seq = sequence_draws(posterior, keep, thinning_step) if regime == "realistic" else None
+    a = today_assumptions(
+        draws,
+        duration_days=duration_days,
+        bytes_per_number=acc_model.bytes_per_number(precision),
+        moe_experts=moe_experts,
+        moe_active_experts=moe_active_experts,
+        sequence_length=seq,
+    )
+    chips = []
+    for acc in accelerators:
+        try:
+            hw, gaps = acc_model.hardware_from_accelerator(acc, precision)
+        except acc_model.PrecisionUnavailableError:
+            continue
+        chips.append((acc, hw, gaps))
+    return a, keep, chips
+
+
+def accelerator_walls_digest(
+    inputs: xr.Dataset,
+    accelerators: Sequence[Accelerator],
+    *,
+    curve_names: Sequence[str] = (),
+    duration_days: float = 90.0,
+    precision: str = "bf16",
+    regime: str = "paper",
+    samples: int | None = SAMPLES,
+    curve_samples: int = CURVE_SAMPLES,
+    posterior: xr.Dataset | None = None,
+    thinning_step: int = 1,
+    scenario: str = DEFAULT_SCENARIO,
+    attrs: Mapping[str, Any] | None = None,
+    moe_experts: int | None = None,
+    moe_active_experts: int | None = None,
+) -> str:
+    """SHA-256 of everything :func:`accelerator_walls_dataset` computes its group from, given the
+    same arguments (less the code, which a caller adds): the assumptions of every kept draw, the
+    draws kept, each accelerator's name, hardware and gap notes, the curves asked for, the regime
+    and the attributes.  Two calls with one digest give one group, so a forecast whose inputs of
+    these draws did not change (a what-if of the run's length, which these walls fix at
+    ``duration_days``) reuses the walls instead of searching them again."""
+    a, keep, chips = _walls_problem(
+        inputs,
+        accelerators,
+        duration_days=duration_days,
+        precision=precision,
+        regime=regime,
+        samples=samples,
+        posterior=posterior,
+        thinning_step=thinning_step,
+        moe_experts=moe_experts,
+        moe_active_experts=moe_active_experts,
+    )
+    digest = hashlib.sha256()
+    for field, values in a._asdict().items():
+        digest.update(field.encode())
+        digest.update(np.ascontiguousarray(np.asarray(values, dtype=np.float64)).tobytes())
+    digest.update(np.ascontiguousarray(keep, dtype=np.int64).tobytes())
+    for acc, hw, gaps in chips:
+        digest.update(json.dumps([acc.name, [float(v) for v in hw], list(gaps)]).encode())
+    settings = {
+        "curve_names": [str(n) for n in curve_names],
+        "curve_samples": int(curve_samples),
+        "regime": regime,
+        "scenario": scenario,
+        "duration_days": float(duration_days),
+        "precision": precision,
+        "attrs": {str(k): str(v) for k, v in dict(attrs or {}).items()},
+    }
+    digest.update(json.dumps(settings, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
 def accelerator_walls_dataset(
     inputs: xr.Dataset,
     accelerators: Sequence[Accelerator],
@@ -181,17 +275,17 @@ def accelerator_walls_dataset(
     draw (None: the scenario's own draws; the attrs record their median).
     """
 
-    if regime == "realistic" and (samples is None or samples > REALISTIC_SAMPLES):
-        samples = REALISTIC_SAMPLES
-    draws, keep = input_draws(inputs, samples)
-    seq = sequence_draws(posterior, keep, thinning_step) if regime == "realistic" else None
-    a = today_assumptions(
-        draws,
+    a, keep, chips = _walls_problem(
+        inputs,
+        accelerators,
         duration_days=duration_days,
-        bytes_per_number=acc_model.bytes_per_number(precision),
+        precision=precision,
+        regime=regime,
+        samples=samples,
+        posterior=posterior,
+        thinning_step=thinning_step,
         moe_experts=moe_experts,
         moe_active_experts=moe_active_experts,
-        sequence_length=seq,
     )
     names: list[str] = []
     walls: list[np.ndarray] = []
@@ -199,11 +293,7 @@ def accelerator_walls_dataset(
     notes: list[str] = []
     hardware: dict[str, list[float]] = {f: [] for f in Hardware._fields}
     by_name = {}
-    for acc in accelerators:
-        try:
-            hw, gaps = acc_model.hardware_from_accelerator(acc, precision)
-        except acc_model.PrecisionUnavailableError:
-            continue
+    for acc, hw, gaps in chips:
         dm, lat, u = wall_draws(hw, a, regime)
         names.append(acc.name)
         walls.append(np.stack([np.asarray(dm), np.asarray(lat)], axis=-1))

@@ -18,6 +18,7 @@ import xarray as xr
 from forecast.analyses.posterior_walls import (
     CURVE_ACCELERATORS,
     accelerator_walls_dataset,
+    accelerator_walls_digest,
     curve_accelerator_names,
 )
 from forecast.config import paths
@@ -32,6 +33,7 @@ from forecast.store.schema import build_tree
 __all__ = [
     "Inputs",
     "accelerator_walls",
+    "accelerator_walls_key",
     "assemble",
     "fit",
     "fit_key",
@@ -115,16 +117,46 @@ def accelerator_walls(
     inputs (``scenario_result`` of :func:`propagate_scenario`; default scenario: the first), 90
     days in BF16: the forecast's group ``accelerator_walls``
     (:func:`forecast.analyses.posterior_walls.accelerator_walls_dataset`)."""
+    args, kwargs = _accelerator_walls_call(
+        inputs, fit_tree, scenario_result, chains, draws, propagate_draws, regime, scenario
+    )
+    return accelerator_walls_dataset(*args, **kwargs)
+
+
+def accelerator_walls_key(
+    inputs: Inputs,
+    fit_tree: xr.DataTree,
+    scenario_result: tuple[xr.Dataset, xr.Dataset],
+    *,
+    chains: int,
+    draws: int,
+    propagate_draws: int | None = None,
+    regime: str = "paper",
+    scenario: str | None = None,
+) -> str:
+    """The digest of what :func:`accelerator_walls` computes from these same arguments
+    (:func:`forecast.analyses.posterior_walls.accelerator_walls_digest`): equal digests, equal
+    groups (for the same code)."""
+    args, kwargs = _accelerator_walls_call(
+        inputs, fit_tree, scenario_result, chains, draws, propagate_draws, regime, scenario
+    )
+    return accelerator_walls_digest(*args, **kwargs)
+
+
+def _accelerator_walls_call(
+    inputs, fit_tree, scenario_result, chains, draws, propagate_draws, regime, scenario
+) -> tuple[tuple, dict]:
+    """The arguments of :func:`accelerator_walls_dataset` for :func:`accelerator_walls`."""
     table = inputs.hardware
     accs = [get_accelerator(table, str(n)) for n in table["name"].tolist()]
     hardware_file = paths.hardware_path(inputs.data_dir)
-    return accelerator_walls_dataset(
-        scenario_result[1],
-        accs,
-        curve_names=curve_accelerator_names(table, CURVE_ACCELERATORS),
-        regime=regime,
-        posterior=fit_tree["posterior"].to_dataset(),
-        thinning_step=thinning_step(chains, draws, propagate_draws),
-        scenario=scenario or next(iter(inputs.scenarios)),
-        attrs={"hardware_table_hash": data_hash(hardware_file) if hardware_file.is_file() else ""},
-    )
+    return (scenario_result[1], accs), {
+        "curve_names": curve_accelerator_names(table, CURVE_ACCELERATORS),
+        "regime": regime,
+        "posterior": fit_tree["posterior"].to_dataset(),
+        "thinning_step": thinning_step(chains, draws, propagate_draws),
+        "scenario": scenario or next(iter(inputs.scenarios)),
+        "attrs": {
+            "hardware_table_hash": data_hash(hardware_file) if hardware_file.is_file() else ""
+        },
+    }

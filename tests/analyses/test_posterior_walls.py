@@ -9,6 +9,7 @@ the same draw's frontier run, and reduces to the old single-wall reading when th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -22,6 +23,7 @@ from forecast.analyses.accelerator_walls import select_accelerators, walls_recor
 from forecast.analyses.frozen_hardware import frozen_dataset_from_draws, frozen_hit_years
 from forecast.analyses.posterior_walls import (
     accelerator_walls_dataset,
+    accelerator_walls_digest,
     thin_indices,
     today_assumptions,
 )
@@ -107,6 +109,28 @@ def test_a_draw_agrees_with_the_full_search_at_its_inputs(inputs, group):
         assert float(group["max_utilization"].sel(accelerator=H100).isel(sample=i)) == (
             pytest.approx(full["max_utilization"], rel=0.01)
         )
+
+
+def test_the_digest_names_what_the_group_is_computed_from(inputs, group):
+    """Equal digests, equal groups: a forecast that changed only the run's length (which these
+    walls fix at 90 days) gets the digest and the group of the one before it (the refresh flow
+    then reuses the walls); any input of a kept draw, an accelerator's hardware, the regime or
+    the curves asked for change it."""
+    accs = select_accelerators([H100, A100])
+    kw = dict(curve_names=[H100], curve_samples=4)
+    base = accelerator_walls_digest(inputs, accs, **kw)
+    longer = inputs.assign(training__duration_days=inputs["training__duration_days"] * 2)
+    assert accelerator_walls_digest(longer, accs, **kw) == base
+    xr.testing.assert_identical(accelerator_walls_dataset(longer, accs, **kw), group)
+    utilization = inputs["training__max_utilization"].copy()
+    utilization[0, 2] *= 1.01
+    changed = inputs.assign(training__max_utilization=utilization)
+    assert accelerator_walls_digest(changed, accs, **kw) != base
+    faster = [dataclasses.replace(accs[0], hbm_bandwidth=accs[0].hbm_bandwidth * 2)]
+    assert accelerator_walls_digest(inputs, [*faster, accs[1]], **kw) != base
+    assert accelerator_walls_digest(inputs, accs, **kw, regime="realistic") != base
+    assert accelerator_walls_digest(inputs, accs, curve_names=[A100], curve_samples=4) != base
+    assert accelerator_walls_digest(inputs, accs, **kw, duration_days=180.0) != base
 
 
 def test_record_is_the_draws_summary_and_json_ready(group):
