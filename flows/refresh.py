@@ -10,8 +10,9 @@ Tasks and their cache keys (Prefect cache policies, records and pickled results 
   what-if, share a fit).  Key: ``TASK_SOURCE`` + the inputs ``data_hash`` (SHA-256 of
   hardware.csv, frontier_runs.csv, model_shapes.csv and scaleup_domains.csv), ``fit_priors``
   (canonical JSON of the trend priors and the base file's priors of the fitted law parameters,
-  :func:`forecast.inference.fit.fit_key`), ``chains``, ``draws``, ``seed`` and ``code`` (SHA-256
-  of the forecast package's model code, see :func:`forecast.store.identity.code_hash`).  The
+  :func:`forecast.inference.fit.fit_key`), ``chains``, ``draws``, ``warmup``, ``seed`` and
+  ``code`` (SHA-256 of the forecast package's model code, see
+  :func:`forecast.store.identity.code_hash`).  The
   DataFrames and PriorSet are passed too but excluded from the key;
 * ``propagate-<scenario>`` - one task per scenario, submitted concurrently.  Key: ``TASK_SOURCE`` +
   ``fit_key`` (digest of everything the fit depends on), ``scenario``, ``scenario_text`` (the
@@ -197,10 +198,6 @@ def accelerator_walls_task(
     fit_tree: Any,
     scenario_result: tuple[Any, Any],
     *,
-    data_hash: str,
-    fit_key: str,
-    scenario_text: str,
-    seed: int,
     code: str,
     chains: int,
     draws: int,
@@ -506,10 +503,6 @@ def refresh_forecast(
             inputs,
             fits[first_tk],
             props[first],
-            data_hash=inputs.data_hash,
-            fit_key=fit_keys[first_tk],
-            scenario_text=inputs.scenarios[first].text,
-            seed=seed,
             code=code,
             chains=chains,
             draws=draws,
@@ -548,8 +541,7 @@ def refresh_forecast(
             seed=seed,
             chains=chains,
             draws=draws,
-            # digested only when not the default, so default runs keep their fingerprints
-            warmup=None if warmup_iterations == default_warmup(draws) else warmup_iterations,
+            warmup=warmup_iterations,
             years=yrs,
             code=code,
             propagate_draws=propagate_draws,

@@ -195,7 +195,8 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
     )
     assert realistic["run_fingerprint"] != fp and realistic["regime"] == "realistic"
     assert attrs["regime"] == "paper"
-    # a warm-up other than the default is another forecast; None (the default) digests nothing
+    # a warm-up other than the default is another forecast; None or the default itself (2,000
+    # for 100 draws) digests nothing
     base = dict(
         data_hash="d" * 64,
         priors_text="[a]\n",
@@ -206,7 +207,7 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
         years=None,
         code="c",
     )
-    assert store.fingerprint(**base, warmup=None) == fp
+    assert store.fingerprint(**base, warmup=None) == fp == store.fingerprint(**base, warmup=2000)
     assert store.fingerprint(**base, warmup=500) != fp
     assert store.inputs_fingerprint(
         inputs, ["baseline"], seed=1, chains=2, draws=100, years=None, code="c",

@@ -186,7 +186,7 @@ WarmupOpt = Annotated[
     int | None,
     typer.Option(
         "--warmup",
-        min=1,
+        min=50,
         help=f"NUTS warm-up iterations per chain. Default: the draws, at least {MIN_WARMUP:,}.",
     ),
 ]

@@ -71,7 +71,7 @@ def _convergence_hint(diagnostics: set[str], chains: int | None, draws: int | No
     now_draws = f" (now {draws})" if draws else ""
     now_chains = f" (now {chains})" if chains else ""
     if "ess_bulk" in diagnostics or "r_hat" in diagnostics:
-        hint = f"increase --draws{now_draws} or --chains{now_chains}"
+        hint = f"increase --draws{now_draws} or --chains{now_chains}, or lengthen --warmup"
         if "divergences" in diagnostics:
             hint += "; divergent transitions: check the priors, or try another --seed"
         return hint

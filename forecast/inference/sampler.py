@@ -3,7 +3,7 @@
 NumPyro's NUTS keeps the position, momentum and gradient as a dict of the model's sites and
 applies every step of its tree building (leapfrog, U-turn checks, the proposal's choice) to each
 site's array separately. The joint model has 28 sites of 1 to 6 numbers: its gradient costs
-~0.02 ms a leapfrog step for four vectorized chains, NumPyro's per-site bookkeeping ~0.25 ms.
+~0.02 ms for four vectorized chains, a leapfrog step of NumPyro's NUTS ~0.2 ms (0.14 raveled).
 :class:`RaveledNUTS` hands NUTS one array instead: the sites raveled in the order NumPyro itself
 ravels them for the mass matrix and the momentum (``jax.flatten_util.ravel_pytree``: sorted site
 names), unraveled inside the potential and before the transform to constrained values. The
@@ -13,16 +13,19 @@ operations, and NUTS amplifies a last-bit difference over thousands of iteration
 trajectories, as another CPU does (README, "Reproducibility"). The posterior is the same
 distribution: tests/inference/test_sampler.py checks it against the exact posterior of a
 conjugate model, and the reference forecast's Monte Carlo-error tests hold. BENCHMARKS.md
-section 7 has the speed (the joint fit's NUTS ~1.9x).
+section 2 has the speed (benchmarks/nuts_sampler.py).
 
-It relies on four attributes of NumPyro's ``HMC`` that are not public API (``_init_fn``,
-``_sample_fn``, ``_potential_fn_gen``, ``_postprocess_fn``); where a NumPyro release lacks
-them, :class:`RaveledNUTS` runs NumPyro's own per-site NUTS unchanged (``raveled`` says which
-ran) and a test fails, so the project notices.
+It relies on five attributes of NumPyro's ``HMC`` that are not public API (``_init_fn``,
+``_sample_fn``, ``_potential_fn_gen``, ``_postprocess_fn``, ``_algo``) and on
+``numpyro.infer.hmc.hmc``, ``ParamInfo`` and ``is_prng_key``: where a NumPyro release lacks the
+attributes, :class:`RaveledNUTS` runs NumPyro's own per-site NUTS unchanged (``raveled`` says
+which ran) and tests/inference/test_sampler.py fails, so the project notices; a release that
+moves the functions fails at import.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import jax
@@ -35,25 +38,46 @@ from numpyro.util import is_prng_key
 
 RAVELED_SITE = "__raveled_sites__"
 """The one key of the position NUTS sees (the model has no site of this name)."""
-_HMC_INTERNALS = ("_init_fn", "_sample_fn", "_potential_fn_gen", "_postprocess_fn")
+_HMC_INTERNALS = ("_init_fn", "_sample_fn", "_potential_fn_gen", "_postprocess_fn", "_algo")
+
+
+def _on_sites(fn_gen, unravel, *args, **kwargs):
+    """``fn_gen(*args, **kwargs)`` (a function of the model's sites) as a function of the
+    raveled position (module level, so a kernel pickles as NumPyro's does)."""
+    fn = fn_gen(*args, **kwargs)
+    return partial(_unraveled, fn, unravel)
+
+
+def _unraveled(fn, unravel, z):
+    return fn(unravel(z[RAVELED_SITE]))
 
 
 class RaveledNUTS(NUTS):
     """:class:`numpyro.infer.NUTS` on the model's unconstrained sites as one vector.
 
-    Takes NUTS's arguments; a model is required (a ``potential_fn`` runs NUTS as is). Samples,
-    ``MCMC.get_samples`` and ArviZ's conversion see the model's own sites: the vector is
-    unraveled and constrained by the model's transforms before anything is stored.
-    ``raveled``: whether the last initialisation raveled the sites (False on a NumPyro release
-    without the internals this relies on, which then runs unchanged).
+    Takes NUTS's arguments; a model is required (a ``potential_fn``, a mass matrix structured by
+    site names, ``dense_mass=[(site, ...)]`` or a dict ``inverse_mass_matrix``, runs NumPyro's
+    per-site NUTS unchanged). Samples, ``MCMC.get_samples``, ``get_extra_fields`` and ArviZ's
+    conversion see the model's own sites: the vector is unraveled and constrained by the model's
+    transforms before anything is stored. What holds the raveled position instead of sites:
+    ``MCMC.last_state.z`` and the adapted mass matrix (key ``(RAVELED_SITE,)``), so
+    ``MCMC.print_summary`` needs ``exclude_deterministic=False`` and ``extra_fields`` cannot name
+    ``z.<site>``. It cannot be the inner kernel of a composite kernel (Gibbs, MixedHMC), which
+    reads sites from the position. ``raveled``: whether the last initialisation raveled the
+    sites (False where it ran per site, as above or on a NumPyro release without the internals
+    this relies on).
     """
 
     raveled: bool = False
+    _unravel: Any = None
 
     def _init_state(self, rng_key, model_args, model_kwargs, init_params):
         params = super()._init_state(rng_key, model_args, model_kwargs, init_params)
         self.raveled = False
-        if self._model is None or not all(hasattr(self, a) for a in _HMC_INTERNALS):
+        structured = isinstance(getattr(self, "_dense_mass", False), list) or isinstance(
+            getattr(self, "_inverse_mass_matrix", None), dict
+        )
+        if self._model is None or structured or not all(hasattr(self, a) for a in _HMC_INTERNALS):
             return params
         potential_gen, postprocess_gen = self._potential_fn_gen, self._postprocess_fn
         if potential_gen is None or postprocess_gen is None:
@@ -67,21 +91,15 @@ class RaveledNUTS(NUTS):
             flat = lambda t: ravel_pytree(t)[0]  # noqa: E731
             return jax.vmap(flat)(tree) if batched else flat(tree)
 
-        def raveled_potential(*args, **kwargs):
-            potential = potential_gen(*args, **kwargs)
-            return lambda z: potential(unravel(z[RAVELED_SITE]))
-
-        def raveled_postprocess(*args, **kwargs):
-            postprocess = postprocess_gen(*args, **kwargs)
-            return lambda z: postprocess(unravel(z[RAVELED_SITE]))
-
+        raveled_potential = partial(_on_sites, potential_gen, unravel)
         self._init_fn, self._sample_fn = hmc(
             potential_fn_gen=raveled_potential,
             kinetic_fn=getattr(self, "_kinetic_fn", None) or euclidean_kinetic_energy,
-            algo="NUTS",
+            algo=self._algo,
         )
         self._potential_fn_gen = raveled_potential
-        self._postprocess_fn = raveled_postprocess
+        self._postprocess_fn = partial(_on_sites, postprocess_gen, unravel)
+        self._unravel = unravel
         self.raveled = True
         if isinstance(params, ParamInfo):
             return ParamInfo(
@@ -90,3 +108,18 @@ class RaveledNUTS(NUTS):
                 {RAVELED_SITE: ravel(params.z_grad)},
             )
         return {RAVELED_SITE: ravel(params)}
+
+    def get_constrain_fn(self, model_args=(), model_kwargs=None, *, return_deterministic=False):
+        """As NumPyro's, of the raveled position once the sites are raveled."""
+        fn = super().get_constrain_fn(
+            model_args, model_kwargs, return_deterministic=return_deterministic
+        )
+        if not self.raveled or return_deterministic or getattr(self, "_dynamic_support", False):
+            return fn  # per site, or the raveled postprocess (a function of the position)
+        return partial(_unraveled, fn, self._unravel)
+
+    def wrap_model(self, wrapper):
+        raise NotImplementedError(
+            "RaveledNUTS cannot be the inner kernel of a composite kernel (its position is one "
+            "raveled vector, not the model's sites): use numpyro.infer.NUTS there"
+        )

@@ -37,6 +37,7 @@ def provenance_attrs(
     propagate_draws: int | None = None,
     run_fingerprint: str | None = None,
     regime: str = "paper",
+    warmup: int | None = None,
 ) -> dict[str, Any]:
     """Every root attribute of a published forecast (the one place they are set).
 
@@ -45,7 +46,8 @@ def provenance_attrs(
     the data hash and folder (``data_dir``, so that analyses refit against the same tables), the
     priors and scenario texts, the units and the platform (:mod:`forecast.config.platform`).
     ``run_fingerprint``: the fingerprint when the caller has computed it for these same inputs
-    and settings (the refresh flow, which compares it with ``latest`` first), else computed here.
+    and settings (the refresh flow, which compares it with ``latest`` first), else computed here
+    (``warmup``: the fit's NUTS warm-up iterations per chain, None: the default).
     """
     code = code_hash() if code is None else code
     created = now_utc() if created is None else created
@@ -60,6 +62,7 @@ def provenance_attrs(
         code=code,
         propagate_draws=propagate_draws,
         regime=regime,
+        warmup=warmup,
     )
     data_dir = getattr(inputs, "data_dir", None)
     return {

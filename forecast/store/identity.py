@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from forecast.config.settings import default_warmup
+
 NUMERIC_SOURCES = (
     "config/constants.py",
     "config/settings.py",
@@ -78,8 +80,8 @@ def fingerprint(
     :func:`code_hash`, ``propagate_draws`` the draws propagated per scenario (None: all),
     ``regime`` the plans searched (digested only when not ``"paper"``, the regime of every
     forecast published before it was recorded, so that those keep their fingerprints), ``warmup``
-    NUTS warm-up iterations per chain when not the default for ``draws`` (None: the default;
-    digested only when given, for the same reason).  Two runs
+    the NUTS warm-up iterations per chain (None: the default for ``draws``; digested only when
+    not that default, for the same reason).  Two runs
     with the same fingerprint publish identical numbers; the refresh flow compares it with the
     ``run_fingerprint`` of the forecast ``latest`` names.
     """
@@ -96,7 +98,7 @@ def fingerprint(
     }
     if regime != "paper":
         parts["regime"] = regime
-    if warmup is not None:
+    if warmup is not None and int(warmup) != default_warmup(draws):
         parts["warmup"] = int(warmup)
     return digest(parts)
 

@@ -482,7 +482,7 @@ def test_gate_ess_minimum_follows_the_number_of_chains():
     assert err.diagnostic == "ess_bulk" and err.failures[0][3] == 400
     assert (err.chains, err.draws) == (4, 75)
     assert "(min 400 = 100 per chain x 4 chains)" in str(err)
-    assert str(err).endswith("increase --draws (now 75) or --chains (now 4)")
+    assert str(err).endswith("increase --draws (now 75) or --chains (now 4), or lengthen --warmup")
 
 
 def test_gate_leaves_out_parameters_fixed_by_their_prior():
