@@ -56,9 +56,15 @@ $(PY):
 # installs the same requirements ~15x faster than pip (BENCHMARKS.md section 10: 3 s against 57 s
 # here, empty caches). uv reads none of pip's settings (a mirror, a wheelhouse, certificates), so
 # where uv cannot be installed or its install fails, pip installs the project as it always did.
+# --compile-bytecode: uv, unlike pip, writes no .pyc files by default, and where
+# PYTHONDONTWRITEBYTECODE is set (as on the 2-core machines here) no process writes them either,
+# so every Python process of `make test` and `make run` (each test worker, each `wallcast` command,
+# Prefect server and flow run) compiled JAX, Prefect and the rest from source again: ~7 s of CPU
+# a process for the imports of `wallcast run` against ~2.7 s from bytecode (BENCHMARKS.md section 7).
 $(STAMP): pyproject.toml | $(PY)
 	@if $(PIP) install -q --disable-pip-version-check 'uv>=0.5' && [ -x $(VENV)/bin/uv ] \
-	  && echo "installing with uv" && $(VENV)/bin/uv pip install --python $(PY) -e '.[dev]'; then :; \
+	  && echo "installing with uv" \
+	  && $(VENV)/bin/uv pip install --python $(PY) --compile-bytecode -e '.[dev]'; then :; \
 	else \
 	  echo "uv unavailable or its install failed: installing with pip"; $(PIP) install -e '.[dev]'; \
 	fi

@@ -66,12 +66,21 @@ def _assert_latest_complete(outputs: Path) -> str:
     return path.parent.name
 
 
-def test_sigkill_at_random_moments_leaves_latest_complete(tmp_path: Path):
+def test_sigkill_at_random_moments_leaves_latest_complete(tmp_path: Path, monkeypatch):
     out = tmp_path / "outputs"
     fid = _fid()
     publish_forecast(_tree(fid), out, fid, keep=KEEP)
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["xarray", "h5netcdf", "forecast.store.reader"])
+    # the fork server imports these once; support.publish_warm publishes once, so each forked
+    # publisher starts with a first write's lazy imports done. Python 3.12's fork server does
+    # not take the parent's sys.path: the tests folder reaches it through PYTHONPATH
+    tests = str(Path(__file__).resolve().parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
+    )
+    ctx.set_forkserver_preload(
+        ["xarray", "h5netcdf", "forecast.store.reader", "support.publish_warm"]
+    )
     rng = random.Random(20260101)
     seen = set()
     interrupted = 0  # kills that landed in the middle of writing a forecast
