@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -126,8 +126,13 @@ def fit_joint(
     target_accept_prob: float = TARGET_ACCEPT_PROB,
     progress_bar: bool = False,
     law_prior_source: Mapping[str, Any] | None = None,
+    gate: Callable[[xr.DataTree], None] | None = None,
 ) -> xr.DataTree:
-    """NUTS on :func:`joint_model`; one DataTree (no convergence gate: the caller applies it).
+    """NUTS on :func:`joint_model`; one DataTree. ``gate`` (e.g.
+    :func:`~forecast.inference.gate.check_convergence`) is called on the posterior and sample
+    statistics as soon as NUTS is done, before the predictive and prior draws and the PSIS-LOO
+    checks, so a refused fit fails without paying for them (None: no gate; the caller may apply
+    one to the returned tree).
 
     Groups: ``posterior`` (trend and law parameters), ``sample_stats``, ``log_likelihood``,
     ``posterior_predictive`` and ``observed_data`` (hardware, frontier and the four laws'
@@ -157,12 +162,6 @@ def fit_joint(
     )
     mcmc.run(mcmc_key)
     nuts_seconds = time.perf_counter() - start
-    unobserved = partial(joint_model, data, trend_priors, law_priors, observed=False)
-    predictive_sites = (*PREDICTIVE_SITES, *LAW_OBSERVED_SITES.values())
-    predictive = Predictive(unobserved, posterior_samples=mcmc.get_samples(), parallel=True)(
-        ppc_key
-    )
-    predictive = {k: np.asarray(v) for k, v in predictive.items() if k in predictive_sites}
     coords = {"metric": list(METRICS), "obs": data.hardware.names, "run": data.frontier.names}
     coords.update({f"{LAW_OBSERVED_SITES[law]}_row": list(t.names) for law, t in tables.items()})
     # explicit dims for every plated site (given dims, ArviZ infers none from the plates)
@@ -175,6 +174,14 @@ def fit_joint(
         "log10_compute": ["run"],
     }
     dims.update({site: [f"{site}_row"] for site in LAW_OBSERVED_SITES.values()})
+    if gate is not None:
+        gate(az.from_numpyro(mcmc, log_likelihood=False, coords=coords, dims=dims))
+    unobserved = partial(joint_model, data, trend_priors, law_priors, observed=False)
+    predictive_sites = (*PREDICTIVE_SITES, *LAW_OBSERVED_SITES.values())
+    predictive = Predictive(unobserved, posterior_samples=mcmc.get_samples(), parallel=True)(
+        ppc_key
+    )
+    predictive = {k: np.asarray(v) for k, v in predictive.items() if k in predictive_sites}
     dt = az.from_numpyro(
         mcmc,
         posterior_predictive=predictive,
@@ -375,8 +382,8 @@ def fit(
     gate: bool = True,
 ) -> xr.DataTree:
     """NUTS fit of the joint model (trends, frontier compute, depth, batch, utilization and
-    domain laws, run efficiency), gated on convergence over every fitted parameter
-    (``gate=False``: no gate). The run-efficiency rows are the published runs of
+    domain laws, run efficiency), gated on convergence over every fitted parameter as soon as
+    NUTS is done (``gate=False``: no gate). The run-efficiency rows are the published runs of
     ``inputs.training_runs`` with the step-time model's MFU on each run's plan, on the
     accelerators of ``inputs.hardware`` (:func:`forecast.inference.run_predictions.predicted_runs`)."""
     init_jax()
@@ -395,7 +402,6 @@ def fit(
         num_warmup=default_warmup(draws) if warmup is None else warmup,
         num_samples=draws,
         law_prior_source=law_prior_record(prior_set),
+        gate=check_convergence if gate else None,
     )
-    if gate:
-        check_convergence(dt)
     return dt

@@ -298,8 +298,17 @@ def test_summary_and_intervals_from_task_free_functions(ws, first_run):
     assert "fit-joint-baseline (Cached)" in md
 
 
-def test_refresh_that_fails_the_convergence_gate_keeps_the_last_forecast(ws, first_run):
-    """A refit that does not converge publishes nothing; `latest` keeps the last good forecast."""
+def test_refresh_that_fails_the_convergence_gate_keeps_the_last_forecast(
+    ws, first_run, monkeypatch
+):
+    """A refit that does not converge publishes nothing; `latest` keeps the last good forecast.
+    The gate refuses it as soon as NUTS is done, before any predictive or prior draw."""
+    import forecast.inference.fit as fit_module
+
+    def no_draws(*args, **kwargs):
+        raise AssertionError("predictive draws of a fit the gate refuses")
+
+    monkeypatch.setattr(fit_module, "Predictive", no_draws)
     before = latest_forecast_path(ws["outputs"])
     published = sorted(p.name for p in (ws["outputs"] / "forecasts").iterdir())
     from forecast.cli import app
