@@ -166,7 +166,7 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
     attrs = store.provenance_attrs(
         inputs, ["baseline"], seed=1, chains=2, draws=100, code="c", created=created
     )
-    fp = store.fingerprint(
+    base = dict(
         data_hash="d" * 64,
         priors_text="[a]\n",
         scenario_texts={"baseline": "[a]\n"},
@@ -176,6 +176,7 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
         years=None,
         code="c",
     )
+    fp = store.fingerprint(**base)
     assert attrs["run_fingerprint"] == fp and len(fp) == 64
     assert attrs["id"] == f"20260102T030405Z-{fp[:8]}" == store.forecast_id(created, fp)
     assert attrs["data_dir"] == str(data.resolve()) and attrs["hardware_rows"] == rows
@@ -197,16 +198,6 @@ def test_published_forecast_records_its_data_folder_and_fingerprint(tmp_path: Pa
     assert attrs["regime"] == "paper"
     # a warm-up other than the default is another forecast; None or the default itself (2,000
     # for 100 draws) digests nothing
-    base = dict(
-        data_hash="d" * 64,
-        priors_text="[a]\n",
-        scenario_texts={"baseline": "[a]\n"},
-        seed=1,
-        chains=2,
-        draws=100,
-        years=None,
-        code="c",
-    )
     assert store.fingerprint(**base, warmup=None) == fp == store.fingerprint(**base, warmup=2000)
     assert store.fingerprint(**base, warmup=500) != fp
     assert store.inputs_fingerprint(
