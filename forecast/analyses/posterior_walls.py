@@ -38,7 +38,7 @@ from forecast.model import accelerators as acc_model
 from forecast.model.cost import best_utilization
 from forecast.model.fast import fast_walls
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
-from forecast.model.realistic_fast import fast_realistic_utilization, fast_realistic_walls
+from forecast.model.realistic_fast import fast_realistic_curves, fast_realistic_walls
 from forecast.model.search import UTILIZATION_THRESHOLD
 from forecast.queries.posterior_walls import CURVE_ACCELERATORS
 from forecast.stats.sequence_length import SEQUENCE_REFERENCE_YEAR
@@ -131,12 +131,12 @@ def utilization_draws(
     """Best utilization (fraction of peak; 0 where no plan finishes in time) per (draw, budget):
     ``a``'s fields are (draw,), ``log10_flop`` (budget,)."""
     init_jax()
+    if regime == "realistic":  # the grid's constants once a draw, the budgets side by side
+        return np.atleast_2d(fast_realistic_curves(hw, a, log10_flop))
     a2 = Assumptions(*(np.asarray(v)[..., None] if np.ndim(v) == 1 else v for v in a))
     grid = np.asarray(log10_flop, dtype=float)[None, :]
     if regime == "paper":
         return np.asarray(best_utilization(hw, a2, grid))
-    if regime == "realistic":
-        return np.asarray(fast_realistic_utilization(hw, a2, grid))
     raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
 
 

@@ -353,7 +353,8 @@ def in_draw_chunks(
     """``fn(hw, a, *extra)`` (a compiled call over 1-D draws, returning an array or a tuple of
     them) over the broadcast shape of every field of ``hw``, ``a`` and ``extra``: ``chunk``
     draws a call, each call padded (repeating its last draw) to ``size`` draws (default
-    :func:`padded_size`), the outputs trimmed and reshaped to the broadcast shape.  The one
+    :func:`padded_size`), the outputs trimmed and reshaped to the broadcast shape (followed by
+    any axes an output has after its draws' axis).  The one
     chunking loop of the fast paths, the cost functions and the planner."""
     fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
@@ -372,7 +373,8 @@ def in_draw_chunks(
         parts.append(
             [np.asarray(r)[:n] for r in (res if isinstance(res, tuple | list) else (res,))]
         )
-    return [np.concatenate(c).reshape(shape) for c in zip(*parts, strict=True)]
+    # an output with axes after the draws' (a curve per draw) keeps them after the shape
+    return [np.concatenate(c).reshape(shape + np.shape(c[0])[1:]) for c in zip(*parts, strict=True)]
 
 
 def fast_walls(

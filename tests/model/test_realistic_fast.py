@@ -22,6 +22,7 @@ from forecast.model.realistic import launch_grid
 from forecast.model.realistic_fast import (
     COST_CARRY,
     fast_realistic_cost,
+    fast_realistic_curves,
     fast_realistic_utilization,
     fast_realistic_walls,
     shortlist_grid,
@@ -322,3 +323,25 @@ def test_the_shortest_run_on_carried_shapes_is_the_whole_grids():
     finite = np.isfinite(days) & (days > 0)
     assert finite.sum() >= days.size // 2  # most of them have a shortest run to compare
     assert np.isinf(days[-1]).any() or (days[-1] > days[0]).all()  # larger runs take longer
+
+
+def test_the_curves_are_the_utilization_at_every_budget():
+    """``fast_realistic_curves`` (the stored utilization curves: the grid's constants once a
+    draw) gives ``fast_realistic_utilization`` at every (draw, budget), to the last bit or two
+    (XLA compiles the budgets side by side differently), past the latency wall included."""
+    budgets = np.array([21.0, 24.5, 27.0, 29.3, 31.0, 33.5, 38.0])
+    hw = Hardware(*(np.array([v, 3.0 * v, v]) for v in H100))
+    a = Assumptions(
+        sequence_length=np.array([8192.0, 8192.0, 32768.0]),
+        batch_exponent=np.array([0.35, 0.4, 0.3]),
+    )
+    curves = fast_realistic_curves(hw, a, budgets)
+    assert curves.shape == (3, budgets.size)
+    one_by_one = fast_realistic_utilization(
+        Hardware(*(np.asarray(v)[:, None] for v in hw)),
+        Assumptions(*(np.asarray(v)[..., None] if np.ndim(v) == 1 else v for v in a)),
+        budgets[None, :],
+    )
+    np.testing.assert_allclose(curves, one_by_one, rtol=1e-13, atol=0.0)
+    assert (curves[:, -1] == 0.0).all() and (curves[:, :3] > 0.2).all()  # 1e38: infeasible
+    assert not np.allclose(curves[0], curves[1])  # each draw its own hardware
