@@ -495,14 +495,27 @@ COST_CARRY = 32  # shapes the shortest run's last steps are bisected on (_cost_o
 COST_GRID_STEPS = 6  # its first steps, on the whole grid: 8 dex / 2^6 = 0.125 dex
 
 
-def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid, carry: int = COST_CARRY):
+def _cost_one(
+    hw: Hardware,
+    a: Assumptions,
+    log10_flop,
+    g: LaunchGrid,
+    carry: int = COST_CARRY,
+    check_every_step: bool = False,
+):
     """(best utilization at ``log10_flop``, log10 of the shortest feasible run in days).
 
     The shortest run is bisected on log10 days as :func:`forecast.model.cost.shortest_log10_days`
     does.  ``carry`` > 0: the first :data:`COST_GRID_STEPS` steps on the whole grid, the rest on
-    the ``carry`` best shapes at the bracket's feasible end, every step they call infeasible
-    checked on the whole grid (:func:`_unless`): the same steps, so the same answer, with the
-    whole grid evaluated only where the carried shapes say no."""
+    the ``carry`` best shapes at the bracket's feasible end.  When those hold every shape feasible
+    there (at most ``carry`` are), the rest of the bisection runs on them alone and its last
+    infeasible end is checked on the whole grid; otherwise, or if that check fails, every step
+    the carried shapes call infeasible is checked on the whole grid (:func:`_unless`).  The
+    range's ends are evaluated only where the first steps never left them (a step feasible below
+    ``hi0`` means feasible at ``hi0``; infeasible above ``lo0``, infeasible at ``lo0``).  All of
+    it rests on feasibility growing with the run's length, as the bisection itself does:
+    measured, the whole grid's answer to the bit (``benchmarks/realistic_cost.py``).
+    ``check_every_step``: the path before (every step checked, both ends evaluated)."""
     constants = _constants(hw, a, g)  # independent of the run's length
     util, _, *_ = _plans_at(hw, a, log10_flop, g, constants)
 
@@ -518,21 +531,47 @@ def _cost_one(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid, carry: in
     # the bracket of the shortest feasible run: infeasible at lo, feasible at hi
     lo, hi = _bisect_bounds(lambda d: ~feasible(d), lo0, hi0, COST_GRID_STEPS)
     rest = MIN_RUN_STEPS - COST_GRID_STEPS
-    util_hi = _plans_at(hw, run_of(hi), log10_flop, g, constants)[0]
+    util_hi, ok_hi, *_ = _plans_at(hw, run_of(hi), log10_flop, g, constants)
     sub, sub_constants = _subset(g, constants, jax.lax.top_k(util_hi, carry)[1])
 
     def feasible_carried(log10_days):
         return _subset_best(hw, run_of(log10_days), log10_flop, g, sub, sub_constants)[1]
 
-    checked = _unless(feasible_carried, feasible)
-    days = _bisect_bounds(lambda d: ~checked(d), lo, hi, rest)[1]
-    days = jnp.where(feasible(hi0), days, jnp.inf)
-    return jnp.max(util), jnp.where(feasible(lo0), -jnp.inf, days)
+    def every_step_checked():
+        checked = _unless(feasible_carried, feasible)
+        return _bisect_bounds(lambda d: ~checked(d), lo, hi, rest)[1]
+
+    if check_every_step:
+        days = every_step_checked()
+        days = jnp.where(feasible(hi0), days, jnp.inf)
+        return jnp.max(util), jnp.where(feasible(lo0), -jnp.inf, days)
+
+    def on_carried():
+        c_lo, c_hi = _bisect_bounds(lambda d: ~feasible_carried(d), lo, hi, rest)
+        # a shape infeasible at hi but feasible lower down would show at the last infeasible end
+        missed = jax.lax.cond(c_lo > lo, lambda: feasible(c_lo), lambda: jnp.bool_(False))
+        return jax.lax.cond(missed, every_step_checked, lambda: c_hi)
+
+    holds_all = jnp.sum(ok_hi) <= carry  # every shape feasible at hi is carried
+    days = jax.lax.cond(holds_all, on_carried, every_step_checked)
+    at_hi0 = jax.lax.cond(hi < hi0, lambda: jnp.bool_(True), lambda: feasible(hi0))
+    at_lo0 = jax.lax.cond(lo > lo0, lambda: jnp.bool_(False), lambda: feasible(lo0))
+    days = jnp.where(at_hi0, days, jnp.inf)
+    return jnp.max(util), jnp.where(at_lo0, -jnp.inf, days)
 
 
-@functools.partial(jax.jit, static_argnames=("carry",))
-def _cost_chunk(hw: Hardware, a: Assumptions, log10_flop, g: LaunchGrid, carry: int = COST_CARRY):
-    return jax.lax.map(lambda z: _cost_one(z[0], z[1], z[2], g, carry), (hw, a, log10_flop))
+@functools.partial(jax.jit, static_argnames=("carry", "check_every_step"))
+def _cost_chunk(
+    hw: Hardware,
+    a: Assumptions,
+    log10_flop,
+    g: LaunchGrid,
+    carry: int = COST_CARRY,
+    check_every_step: bool = False,
+):
+    return jax.lax.map(
+        lambda z: _cost_one(z[0], z[1], z[2], g, carry, check_every_step), (hw, a, log10_flop)
+    )
 
 
 def fast_realistic_cost(
@@ -541,17 +580,22 @@ def fast_realistic_cost(
     log10_flop,
     grid: LaunchGrid | None = None,
     carry: int = COST_CARRY,
+    check_every_step: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """What a run of ``log10_flop`` costs in the realistic regime, per draw: the best plan's
     utilization (0: infeasible) and the shortest run (days) in which any plan trains it at all
     (the latency wall inverted in duration; 0: feasible in a thousandth of a day, +inf: not in
     1e5 days: :data:`forecast.model.cost.MIN_RUN_DAYS_RANGE`).  As
     :func:`forecast.model.cost.best_utilization` and
-    :func:`~forecast.model.cost.min_run_days` do for the paper regime."""
+    :func:`~forecast.model.cost.min_run_days` do for the paper regime.  ``carry``: shapes the
+    shortest run's last bisection steps search (0: every step on the whole grid);
+    ``check_every_step``: the path before its last change (:func:`_cost_one`)."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
-    chunk = functools.partial(_cost_chunk, carry=int(carry))
+    chunk = functools.partial(
+        _cost_chunk, carry=int(carry), check_every_step=bool(check_every_step)
+    )
     util, log10_days = _by_draw(chunk, hw, a, (log10_flop,), g)
     with np.errstate(over="ignore"):
         days = np.where(np.isneginf(log10_days), 0.0, 10.0**log10_days)

@@ -306,20 +306,23 @@ def test_carried_stages_give_the_whole_grids_walls():
 
 def test_the_shortest_run_on_carried_shapes_is_the_whole_grids():
     """``fast_realistic_cost``: the shortest run's last bisection steps on the best shapes at the
-    bracket's feasible end, every 'infeasible' checked on the whole grid, give the whole
-    grid's shortest run to the bit."""
+    bracket's feasible end (on them alone with one check at the end where they hold every shape
+    feasible there, or with every 'infeasible' checked on the whole grid) give the whole grid's
+    shortest run to the bit."""
     cases = [*CASES.values(), *CARRY_CASES.values()]
     hw, a = _stacked(cases)
     budgets = np.array([24.0, 27.0, 29.5, 31.0, 32.5])[:, None]
     hw = Hardware(*(np.broadcast_to(v, (budgets.size, v.size)) for v in hw))
     a = Assumptions(*(np.broadcast_to(v, (budgets.size, v.size)) for v in a))
     x = np.broadcast_to(budgets, hw.flops.shape)
-    _, days0 = fast_realistic_cost(hw, a, x, carry=0)
-    # the default, and 2 shapes: too few to hold the shortest run's plan, but every step they
-    # call infeasible is checked on the whole grid
-    for carry in (COST_CARRY, 2):
-        _, days = fast_realistic_cost(hw, a, x, carry=carry)
+    util0, days0 = fast_realistic_cost(hw, a, x, carry=0)
+    # the default, the path before it (every carried step checked), and 2 shapes: too few to
+    # hold every shape feasible at the bracket's end, so every step they call infeasible is
+    # checked on the whole grid
+    for carry, every in ((COST_CARRY, False), (COST_CARRY, True), (2, False)):
+        util, days = fast_realistic_cost(hw, a, x, carry=carry, check_every_step=every)
         np.testing.assert_array_equal(days, days0)
+        np.testing.assert_array_equal(util, util0)
     finite = np.isfinite(days) & (days > 0)
     assert finite.sum() >= days.size // 2  # most of them have a shortest run to compare
     assert np.isinf(days[-1]).any() or (days[-1] > days[0]).all()  # larger runs take longer
