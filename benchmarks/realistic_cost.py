@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     total_same, total_n, times = 0, 0, dict.fromkeys(variants, 0.0)
     for name, (h, aa, xx) in sets.items():
         out = {}
-        for k, every in variants.items():  # compile
+        for every in variants.values():  # compile
             fast_realistic_cost(h, aa, xx, check_every_step=every)
         best = dict.fromkeys(variants, float("inf"))
         for _ in range(args.repeats):
