@@ -512,9 +512,12 @@ def _cost_one(
     infeasible end is checked on the whole grid; otherwise, or if that check fails, every step
     the carried shapes call infeasible is checked on the whole grid (:func:`_unless`).  The
     range's ends are evaluated only where the first steps never left them (a step feasible below
-    ``hi0`` means feasible at ``hi0``; infeasible above ``lo0``, infeasible at ``lo0``).  All of
-    it rests on feasibility growing with the run's length, as the bisection itself does:
-    measured, the whole grid's answer to the bit (``benchmarks/realistic_cost.py``).
+    ``hi0`` means feasible at ``hi0``; infeasible above ``lo0``, infeasible at ``lo0``).  This is
+    the checked path's answer wherever the whole grid's feasibility grows with the run's length
+    (as the bisection itself assumes): the carried and the checked steps can only part at a mid
+    the carried shapes call infeasible and the whole grid does not, and the check at the last
+    infeasible end then finds the whole grid feasible and falls back.  Measured: the whole
+    grid's answer to the bit (``benchmarks/realistic_cost.py``).
     ``check_every_step``: the path before (every step checked, both ends evaluated)."""
     constants = _constants(hw, a, g)  # independent of the run's length
     util, _, *_ = _plans_at(hw, a, log10_flop, g, constants)
@@ -546,15 +549,24 @@ def _cost_one(
         days = jnp.where(feasible(hi0), days, jnp.inf)
         return jnp.max(util), jnp.where(feasible(lo0), -jnp.inf, days)
 
-    def on_carried():
-        c_lo, c_hi = _bisect_bounds(lambda d: ~feasible_carried(d), lo, hi, rest)
-        # a shape infeasible at hi but feasible lower down would show at the last infeasible end
-        missed = jax.lax.cond(c_lo > lo, lambda: feasible(c_lo), lambda: jnp.bool_(False))
-        return jax.lax.cond(missed, every_step_checked, lambda: c_hi)
-
-    holds_all = jnp.sum(ok_hi) <= carry  # every shape feasible at hi is carried
-    days = jax.lax.cond(holds_all, on_carried, every_step_checked)
-    at_hi0 = jax.lax.cond(hi < hi0, lambda: jnp.bool_(True), lambda: feasible(hi0))
+    any_at_hi = jnp.any(ok_hi)  # False only if hi is still hi0 and nothing fits there: +inf
+    # every shape feasible at hi is carried
+    on_carried = (jnp.sum(ok_hi) <= carry) & any_at_hi
+    c_lo, c_hi = jax.lax.cond(
+        on_carried,
+        lambda: _bisect_bounds(lambda d: ~feasible_carried(d), lo, hi, rest),
+        lambda: (lo, hi),
+    )
+    # where the carried steps and the whole grid's would part (a mid the carried shapes call
+    # infeasible and the whole grid does not), the last infeasible end shows it
+    missed = jax.lax.cond(
+        on_carried & (c_lo > lo), lambda: feasible(c_lo), lambda: jnp.bool_(False)
+    )
+    checked = any_at_hi & ~(on_carried & ~missed)  # nothing fits at hi0: +inf below, no steps
+    days = jax.lax.cond(checked, every_step_checked, lambda: c_hi)
+    # a step feasible below hi0 means feasible at hi0 (and at hi == hi0, ok_hi is hi0's);
+    # a step infeasible above lo0, infeasible at lo0
+    at_hi0 = (hi < hi0) | any_at_hi
     at_lo0 = jax.lax.cond(lo > lo0, lambda: jnp.bool_(False), lambda: feasible(lo0))
     days = jnp.where(at_hi0, days, jnp.inf)
     return jnp.max(util), jnp.where(at_lo0, -jnp.inf, days)
@@ -616,8 +628,8 @@ def fast_realistic_utilization(
     hw: Hardware, a: Assumptions, log10_flop, grid: LaunchGrid | None = None
 ) -> np.ndarray:
     """The best launchable plan's utilization (0: infeasible) per draw at ``log10_flop``: the
-    utilization of :func:`fast_realistic_cost` without the shortest run's bisection (the
-    utilization curves: 1/25 of the cost's time)."""
+    utilization of :func:`fast_realistic_cost` without the shortest run's bisection (one budget
+    per condition; a draw's curve over many budgets: :func:`fast_realistic_curves`)."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
@@ -643,7 +655,7 @@ def fast_realistic_curves(
 ) -> np.ndarray:
     """Utilization curves: :func:`fast_realistic_utilization` per draw at every budget of
     ``log10_flop`` (1-D), shape (draws..., budget).  The same plans and numbers (to the last bit
-    or two: XLA compiles the budgets side by side differently) at ~2.6x the speed, since the
+    or two: XLA compiles the budgets side by side differently) at ~2.7x the speed, since the
     grid's budget-independent constants are computed once a draw, not once a budget
     (``benchmarks/realistic_curves.py``)."""
     require_x64()

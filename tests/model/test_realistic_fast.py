@@ -11,6 +11,10 @@ Two separate claims, tested separately:
 
 from __future__ import annotations
 
+import functools
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +22,7 @@ from hypothesis import strategies as st
 from support.hardware import MORE_IS_BETTER
 
 from forecast.model import Assumptions, Hardware
-from forecast.model.realistic import launch_grid
+from forecast.model.realistic import LaunchGrid, launch_grid
 from forecast.model.realistic_fast import (
     COST_CARRY,
     fast_realistic_cost,
@@ -316,16 +320,44 @@ def test_the_shortest_run_on_carried_shapes_is_the_whole_grids():
     a = Assumptions(*(np.broadcast_to(v, (budgets.size, v.size)) for v in a))
     x = np.broadcast_to(budgets, hw.flops.shape)
     util0, days0 = fast_realistic_cost(hw, a, x, carry=0)
-    # the default, the path before it (every carried step checked), and 2 shapes: too few to
-    # hold every shape feasible at the bracket's end, so every step they call infeasible is
-    # checked on the whole grid
-    for carry, every in ((COST_CARRY, False), (COST_CARRY, True), (2, False)):
-        util, days = fast_realistic_cost(hw, a, x, carry=carry, check_every_step=every)
+    # the default, and 2 shapes: where more than 2 are feasible at the bracket's end, every step
+    # they call infeasible is checked on the whole grid
+    for carry in (COST_CARRY, 2):
+        util, days = fast_realistic_cost(hw, a, x, carry=carry)
         np.testing.assert_array_equal(days, days0)
         np.testing.assert_array_equal(util, util0)
     finite = np.isfinite(days) & (days > 0)
     assert finite.sum() >= days.size // 2  # most of them have a shortest run to compare
     assert np.isinf(days[-1]).any() or (days[-1] > days[0]).all()  # larger runs take longer
+
+
+def test_the_shortest_run_falls_back_where_the_carried_shapes_miss_a_plan(monkeypatch):
+    """Where the carried steps and the whole grid's part (here: carried shapes that never fit, so
+    every carried step says infeasible), the check at the last infeasible end falls back to the
+    checked path: the whole grid's shortest run to the bit.  And the range's ends, evaluated only
+    where the first steps never left them: 0 days where a thousandth of a day suffices, +inf
+    where nothing fits."""
+    import forecast.model.realistic_fast as rf
+
+    hw = Hardware(*(np.full(4, v) for v in H100))
+    hw = hw._replace(hbm_capacity=np.array([8e10, 8e10, 8e10, 1e6]))  # the last: nothing fits
+    x = np.array([27.0, 30.5, 16.0, 27.0])
+    util0, days0 = fast_realistic_cost(hw, Assumptions(), x, carry=0)
+    assert np.isfinite(days0[:2]).all() and (days0[:2] > 0).all()
+    assert days0[2] == 0.0 and np.isinf(days0[3])
+    util, days = fast_realistic_cost(hw, Assumptions(), x)  # the default path's ends
+    np.testing.assert_array_equal(days, days0)
+    # a program traced anew with carried shapes that never fit (jit's cache keeps the other)
+    never = jax.jit(rf._cost_chunk.__wrapped__, static_argnames=("carry", "check_every_step"))
+    monkeypatch.setattr(rf, "_subset_best", lambda *_: (jnp.float64(0.0), jnp.bool_(False)))
+    g = LaunchGrid(*(jnp.asarray(f) for f in rf.shortlist_grid()))
+    util, log10_days = rf._by_draw(
+        functools.partial(never, carry=COST_CARRY), hw, Assumptions(), (x,), g
+    )
+    with np.errstate(over="ignore"):
+        days = np.where(np.isneginf(log10_days), 0.0, 10.0**log10_days)
+    np.testing.assert_array_equal(days, days0)
+    np.testing.assert_array_equal(util, util0)
 
 
 def test_the_curves_are_the_utilization_at_every_budget():
