@@ -562,8 +562,8 @@ def _cost_one(
     missed = jax.lax.cond(
         on_carried & (c_lo > lo), lambda: feasible(c_lo), lambda: jnp.bool_(False)
     )
-    checked = any_at_hi & ~(on_carried & ~missed)  # nothing fits at hi0: +inf below, no steps
-    days = jax.lax.cond(checked, every_step_checked, lambda: c_hi)
+    fall_back = any_at_hi & ~(on_carried & ~missed)  # nothing fits at hi0: +inf below, no steps
+    days = jax.lax.cond(fall_back, every_step_checked, lambda: c_hi)
     # a step feasible below hi0 means feasible at hi0 (and at hi == hi0, ok_hi is hi0's);
     # a step infeasible above lo0, infeasible at lo0
     at_hi0 = (hi < hi0) | any_at_hi
