@@ -417,9 +417,11 @@ def propagate_scenario(
     ``propagate_draws`` the posterior is evenly thinned first (every k-th draw of each chain,
     :func:`thinning_step`); ``draw`` then counts the kept draws.
 
-    Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between
-    (step 2 moves hit years by 0.015 yr at the median and 0.19 yr at the 95th percentile of
-    draws against step 1; BENCHMARKS.md); ``wall_year_step=1`` computes every year.
+    Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between;
+    ``wall_year_step=1`` computes every year.  Against step 1 (realistic regime, 400 draws), step 2
+    moves a draw's hit year by 0.07 years at the median and 0.33 at the 95th percentile, the hit
+    years' percentiles by at most 0.05 years, but an interpolated year's walls by up to 0.5-0.6
+    dex at a percentile (2025; BENCHMARKS.md section 6, ``benchmarks/year_step.py``).
 
     ``regime``: the plans searched (:func:`propagate`); the realistic regime's sequence length is
     the posterior's sequence-length law at each year (:func:`sequence_log10`).
