@@ -10,7 +10,7 @@ at one of its ends.  No wall is searched here: the published forecast's walls at
 years stand for what the search would return, so the hit years and walls the variant would
 publish follow from interpolation alone.  Printed per scenario: wall-years computed per draw,
 hit years that change, and the largest change of a 10th, 50th or 90th percentile of the walls
-at any year (the fan chart's numbers).  Reads the dataset only (no JAX).
+at any year (the fan chart's numbers).  Reads the dataset and searches no wall.
 
 Last line: ``computed_per_draw=<k> of=<n> hits_changed=<c> max_quantile_shift_dex=<d>``.
 """
