@@ -30,35 +30,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenario", default="baseline")
     args = p.parse_args(argv)
     init_jax()
-    import xarray as xr
+    from published_draws import published_trends
 
     from forecast.config.constants import DEFAULT_WALL_YEAR_STEP
-    from forecast.inference import propagate as prop
-    from forecast.inference.draws import posterior_draws
-    from forecast.jobs import forecast_job
+    from forecast.inference.propagate import wall_conditions
     from forecast.model.fast import fast_walls
-    from forecast.model.params import Assumptions, Hardware
     from forecast.model.realistic_fast import fast_realistic_cost, fast_realistic_walls
-    from forecast.stats.trends import project
-    from forecast.store.reader import load_forecast
 
-    post = load_forecast()["posterior"].to_dataset()
-    n_all = post.sizes["chain"] * post.sizes["draw"]
-    post = post.isel(draw=slice(None, None, max(n_all // args.draws, 1)))
-    fit = xr.DataTree.from_dict({"/posterior": post})
-    prior_set = forecast_job.load_inputs(scenarios=[args.scenario]).scenarios[args.scenario]
-    samples = posterior_draws(fit)
-    years = prop.DEFAULT_YEARS
-    trends = project(samples, years) | prop.sequence_log10(samples, years)
-    n = post.sizes["chain"] * post.sizes["draw"]
-    inputs = prop.scenario_inputs(samples, prior_set, n, 0)
-    hw = prop.frontier_hardware(trends, inputs, years)
-    a = prop.assumptions_from_inputs(inputs, years)
-    a = a._replace(sequence_length=10.0 ** np.asarray(trends["sequence_length"]))
-    shape = trends["frontier_compute"].shape
-    idx = np.unique(np.r_[np.arange(0, years.size, DEFAULT_WALL_YEAR_STEP), years.size - 1])
-    sub_hw = Hardware(*(np.broadcast_to(v, shape)[..., idx] for v in hw))
-    sub_a = Assumptions(*(np.broadcast_to(v, shape)[..., idx] for v in a))
+    trends, inputs, years, n = published_trends(args.draws, args.scenario)
+    _, sub_hw, sub_a, idx = wall_conditions(trends, inputs, years, DEFAULT_WALL_YEAR_STEP)
     frontier = np.asarray(trends["frontier_compute"])[..., idx]
     calls = {
         "realistic": lambda: fast_realistic_walls(sub_hw, sub_a),

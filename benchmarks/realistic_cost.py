@@ -45,41 +45,25 @@ from forecast.model.realistic_fast import fast_realistic_cost  # noqa: E402
 def frontier_draw_years(draws: int):
     """(hw, a, log10 FLOP) of the published forecast's baseline draw-years, flattened (None
     without a published forecast)."""
-    import xarray as xr
+    from published_draws import published_trends
 
     from forecast.config.constants import DEFAULT_WALL_YEAR_STEP
-    from forecast.inference import propagate as prop
-    from forecast.inference.draws import posterior_draws
-    from forecast.jobs import forecast_job
-    from forecast.stats.trends import project
-    from forecast.store.reader import load_forecast
+    from forecast.inference.propagate import wall_conditions
 
     try:
-        post = load_forecast()["posterior"].to_dataset()
+        trends, inputs, years, _ = published_trends(draws)
     except Exception as exc:  # noqa: BLE001 - any reason: go on without them
         print(f"no published forecast ({exc}); random conditions only", file=sys.stderr)
         return None
-    n_all = post.sizes["chain"] * post.sizes["draw"]
-    post = post.isel(draw=slice(None, None, max(n_all // draws, 1)))
-    samples = posterior_draws(xr.DataTree.from_dict({"/posterior": post}))
-    prior_set = forecast_job.load_inputs(scenarios=["baseline"]).scenarios["baseline"]
-    years = prop.DEFAULT_YEARS
-    trends = project(samples, years) | prop.sequence_log10(samples, years)
-    n = post.sizes["chain"] * post.sizes["draw"]
-    inputs = prop.scenario_inputs(samples, prior_set, n, 0)
-    hw = prop.frontier_hardware(trends, inputs, years)
-    a = prop.assumptions_from_inputs(inputs, years)
-    a = a._replace(sequence_length=10.0 ** np.asarray(trends["sequence_length"]))
-    shape = trends["frontier_compute"].shape
-    idx = np.unique(np.r_[np.arange(0, years.size, DEFAULT_WALL_YEAR_STEP), years.size - 1])
+    _, hw, a, idx = wall_conditions(trends, inputs, years, DEFAULT_WALL_YEAR_STEP)
 
     def flat(v):
-        return np.broadcast_to(v, shape)[..., idx].reshape(-1)
+        return np.asarray(v).reshape(-1)
 
     return (
         Hardware(*(flat(v) for v in hw)),
         Assumptions(*(flat(v) for v in a)),
-        flat(trends["frontier_compute"]),
+        flat(np.asarray(trends["frontier_compute"])[..., idx]),
     )
 
 

@@ -31,24 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     init_jax()
-    import xarray as xr
+    from published_draws import published_trends
 
     from forecast.inference import propagate as prop
     from forecast.inference.crossing import first_crossing
-    from forecast.inference.draws import posterior_draws
-    from forecast.jobs import forecast_job
-    from forecast.stats.trends import project
-    from forecast.store.reader import load_forecast
 
-    post = load_forecast()["posterior"].to_dataset()
-    n_all = post.sizes["chain"] * post.sizes["draw"]
-    post = post.isel(draw=slice(None, None, max(n_all // args.draws, 1)))
-    samples = posterior_draws(xr.DataTree.from_dict({"/posterior": post}))
-    prior_set = forecast_job.load_inputs(scenarios=[args.scenario]).scenarios[args.scenario]
-    years = prop.DEFAULT_YEARS
-    trends = project(samples, years) | prop.sequence_log10(samples, years)
-    n = post.sizes["chain"] * post.sizes["draw"]
-    inputs = prop.scenario_inputs(samples, prior_set, n, args.seed)
+    trends, inputs, years, n = published_trends(args.draws, args.scenario, args.seed)
     every = prop.propagate(trends, inputs, years, 1, cost=False, regime="realistic")
     even = np.unique(np.r_[np.arange(0, years.size, 2), years.size - 1])
     odd = np.setdiff1d(np.arange(years.size), even)

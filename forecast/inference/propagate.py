@@ -116,6 +116,29 @@ def interpolate_years(
     return np.where(finite, lin, np.where(frac < 0.5, v0, v1))
 
 
+def wall_conditions(
+    trend_log10: dict[str, np.ndarray],
+    inputs: dict[str, np.ndarray],
+    years,
+    wall_year_step: int = 1,
+) -> tuple[Hardware, Hardware, Assumptions, np.ndarray]:
+    """What :func:`propagate` searches: ``(hw, sub_hw, sub_a, idx)``, the frontier accelerator of
+    every (sample, year), and the accelerator and assumptions of every (sample, wall-year) (every
+    ``wall_year_step``-th year and the last: indices ``idx`` of ``years``), the sequence length
+    from the fitted law where ``trend_log10`` has it (the realistic regime)."""
+    years = np.asarray(years, dtype=float)
+    hw = frontier_hardware(trend_log10, inputs, years)
+    a = assumptions_from_inputs(inputs, years)
+    if "sequence_length" in trend_log10:  # the fitted law (realistic regime only)
+        a = a._replace(sequence_length=10.0 ** np.asarray(trend_log10["sequence_length"]))
+    # Walls at every ``wall_year_step``-th year (and the last), interpolated in between
+    idx = np.unique(np.r_[np.arange(0, years.size, max(int(wall_year_step), 1)), years.size - 1])
+    shape = np.shape(trend_log10["frontier_compute"])
+    sub_hw = Hardware(*(np.broadcast_to(v, shape)[..., idx] for v in hw))
+    sub_a = Assumptions(*(np.broadcast_to(v, (*shape[:-1], years.size))[..., idx] for v in a))
+    return hw, sub_hw, sub_a, idx
+
+
 def propagate(
     trend_log10: dict[str, np.ndarray],
     inputs: dict[str, np.ndarray],
@@ -152,24 +175,7 @@ def propagate(
     """
     init_jax()
     years = np.asarray(years, dtype=float)
-    hw = frontier_hardware(trend_log10, inputs, years)
-    a = assumptions_from_inputs(inputs, years)
-    if "sequence_length" in trend_log10:  # the fitted law (realistic regime only)
-        a = a._replace(sequence_length=10.0 ** np.asarray(trend_log10["sequence_length"]))
-    # Walls at every ``wall_year_step``-th year (and the last), interpolated in between: every
-    # input of the wall is a smooth function of the year (log-linear trends, compounding rates).
-    idx = np.unique(np.r_[np.arange(0, years.size, max(int(wall_year_step), 1)), years.size - 1])
-    sub_hw = Hardware(
-        *(np.broadcast_to(v, trend_log10["frontier_compute"].shape)[..., idx] for v in hw)
-    )
-    sub_a = Assumptions(
-        *(
-            np.broadcast_to(v, (*np.shape(trend_log10["frontier_compute"])[:-1], years.size))[
-                ..., idx
-            ]
-            for v in a
-        )
-    )
+    hw, sub_hw, sub_a, idx = wall_conditions(trend_log10, inputs, years, wall_year_step)
     if regime == "realistic":
         dm, lat, u_max = fast_realistic_walls(sub_hw, sub_a)
     elif regime == "paper":
