@@ -8,8 +8,11 @@ REFERENCE_YEAR = 2024.0
 
 
 #: Walls are computed every this many years of the forecast grid and interpolated between
-#: (``wallcast run``; the sensitivity analysis has its own, below).
-DEFAULT_WALL_YEAR_STEP = 2
+#: (``wallcast run``; the sensitivity analysis has its own, below). Every year: a draw's walls
+#: move 0.1-0.4 dex from one year to the next and not smoothly, so walls interpolated between
+#: every 2nd year put a percentile of an odd year's wall up to 0.5-1.1 dex off, 10-25 bootstrap
+#: standard errors (docs/validation.md section 15, ``benchmarks/year_step.py``).
+DEFAULT_WALL_YEAR_STEP = 1
 
 
 #: Sobol base samples N of ``wallcast sensitivity`` and ``wallcast analyse`` (N (k + 2) + 2k + 1

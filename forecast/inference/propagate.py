@@ -424,10 +424,10 @@ def propagate_scenario(
     :func:`thinning_step`); ``draw`` then counts the kept draws.
 
     Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between;
-    ``wall_year_step=1`` computes every year.  Against step 1 (realistic regime, 400 draws), step 2
-    moves a draw's hit year by 0.07 years at the median and 0.33 at the 95th percentile, the hit
-    years' percentiles by at most 0.05 years, but an interpolated year's walls by up to 0.5-0.6
-    dex at a percentile (2025; BENCHMARKS.md section 6, ``benchmarks/year_step.py``).
+    the default, 1, computes every year (the forecast's ``wall_year_step`` attribute says which).
+    Against it (realistic regime, 400 draws), step 2 moves the hit years' percentiles by at most
+    0.05-0.10 years, but an interpolated year's walls by up to 0.45-1.1 dex at a percentile, 10-25
+    bootstrap standard errors (BENCHMARKS.md section 6, ``benchmarks/year_step.py``).
 
     ``regime``: the plans searched (:func:`propagate`); the realistic regime's sequence length is
     the posterior's sequence-length law at each year (:func:`sequence_log10`).
@@ -449,6 +449,11 @@ def propagate_scenario(
     inputs = scenario_inputs(samples, prior_set, chains * draws, seed)
     result = propagate(trends, inputs, years, wall_year_step, regime=regime)
     forecast = forecast_dataset(result, years, chains, draws)
+    forecast.attrs["wall_year_step"] = int(wall_year_step)
+    forecast.attrs["wall_year_step_note"] = (
+        "walls searched at every wall_year_step-th year of `year` and the last; "
+        "interpolated in log10 FLOP in between (1: every year searched)"
+    )
     sampled = inputs_dataset(inputs, chains, draws)
     sampled["draw"] = forecast["draw"] = np.arange(0, draws * step, step)
     return forecast, sampled

@@ -119,3 +119,33 @@ def test_a_realistic_propagation_holds_the_papers_bound_on_the_same_draws(both):
         np.testing.assert_array_equal(real[f"paper_{key}"], paper[key], err_msg=key)
     # ... and the forecast's own variables are the realistic ones, not the paper's
     assert np.max(np.abs(real["wall_log10_flop"] - real["paper_wall_log10_flop"])) > 0.05
+
+
+def test_the_published_walls_are_searched_at_every_year():
+    """`wallcast run`'s propagation searches the walls at every year of its grid, none
+    interpolated: a draw's walls move 0.1-0.4 dex from one year to the next and not smoothly, so
+    walls interpolated between every 2nd year put an odd year's percentiles up to 0.45-1.1 dex off
+    (benchmarks/year_step.py, docs/validation.md section 15). The odd year's walls and costs equal
+    that year propagated alone, on the same draws."""
+    fit = load_fit()
+    prior_set = next(iter(forecast_job.load_inputs(scenarios=SCENARIOS).scenarios.values()))
+    years = np.array([2024.0, 2025.0, 2026.0])
+    kw = {"seed": SEED, "propagate_draws": 8, "regime": "realistic"}
+    whole, _ = forecast_job.propagate_scenario(fit, prior_set, years=years, **kw)
+    assert whole.attrs["wall_year_step"] == 1
+    alone, _ = forecast_job.propagate_scenario(fit, prior_set, years=[2025.0], **kw)
+    for name in ("wall_flop", "paper_wall_flop", "frontier_utilization", "min_run_days"):
+        np.testing.assert_allclose(
+            whole[name].sel(year=2025).values,
+            alone[name].isel(year=0).values,
+            rtol=1e-9,
+            err_msg=name,
+        )
+    # what step 2 would have published at 2025 is not the search's (the check above can fail)
+    step2, _ = forecast_job.propagate_scenario(fit, prior_set, years=years, wall_year_step=2, **kw)
+    assert step2.attrs["wall_year_step"] == 2
+    moved = np.abs(
+        np.log10(step2["wall_flop"].sel(year=2025).values)
+        - np.log10(whole["wall_flop"].sel(year=2025).values)
+    )
+    assert np.max(moved) > 0.05
