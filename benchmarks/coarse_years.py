@@ -3,7 +3,8 @@ year needs them, simulated on a published forecast's own walls (issue 23).
 
     .venv/bin/python benchmarks/coarse_years.py [--factor 2] [--margin-dex 0.5] [--forecast PATH]
 
-The propagation computes both walls every 2nd year and interpolates between.  The variant
+The propagation computed both walls every 2nd year and interpolated between (until 2026-12-05;
+it now searches every year: ``benchmarks/year_step.py``).  The variant
 computes them every ``factor``-th of those years and, per draw, the skipped ones only inside an
 interval where the frontier comes within ``margin-dex`` of a wall (either regime's, either wall)
 at one of its ends.  No wall is searched here: the published forecast's walls at the computed

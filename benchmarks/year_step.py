@@ -2,17 +2,19 @@
 
     .venv/bin/python benchmarks/year_step.py [--draws 200] [--scenario baseline]
 
-``wallcast run`` computes both walls every 2nd year (``DEFAULT_WALL_YEAR_STEP``) and the last, and
-interpolates them in log10 FLOP in between; the fan chart, ``wallcast query`` and the hit years
-read the interpolated years.  This propagates the latest published forecast's posterior, thinned
-to about ``--draws`` draws, with the scenario's inputs, computing the walls at every year
-(``wall_year_step=1``, realistic regime, the paper's beside), then rebuilds what step 2 publishes
-from the even years alone, and compares at the odd years: the largest change of a 10th, 50th or
-90th percentile of each wall over the draws, with its bootstrap standard error (the Monte Carlo
-error of that percentile at this many draws), and the hit years.
+``wallcast run`` computed both walls every 2nd year and the last until 2026-12-05 and interpolated
+them in log10 FLOP in between; it now searches every year (``DEFAULT_WALL_YEAR_STEP = 1``) on the
+evidence of this script. It propagates the latest published forecast's posterior, thinned to
+about ``--draws`` draws, with the scenario's inputs, computing the walls at every year
+(``wall_year_step=1``, realistic regime, the paper's beside), then rebuilds what step 2 would
+publish from the even years alone, and compares at the odd years: the largest change of a 10th,
+50th or 90th percentile of each wall over the draws, with its bootstrap standard error (the Monte
+Carlo error of that percentile at this many draws), and the hit years. It also counts the odd
+draw-years an adaptive grid would have to search (those whose neighbours' walls, any of the four,
+differ by more than 0.1 or 0.3 dex).
 
 Last line: ``max_percentile_shift_dex=<d> at_year=<y> bootstrap_se_dex=<s>
-hit_year_percentile_shift=<h>`` (the largest change of a hit year's 10th, 50th or 90th percentile).
+hit_year_percentile_shift=<h> adaptive_share_0.1=<a> adaptive_share_0.3=<b>``.
 """
 
 from __future__ import annotations
@@ -80,9 +82,21 @@ def main(argv: list[str] | None = None) -> int:
             )
             if shift[i, j] > worst[0]:
                 worst = (float(shift[i, j]), float(years[odd[j]]), se)
+    # an adaptive grid: an odd year searched only where its neighbours' walls differ by > t dex
+    walls = np.concatenate([every["wall_log10_flop"], every["paper_wall_log10_flop"]], axis=-1)
+    with np.errstate(invalid="ignore"):
+        step = np.abs(walls[:, odd + 1] - walls[:, odd - 1])
+    share = {
+        t: float(np.mean(np.any(~np.isfinite(step) | (step > t), axis=-1))) for t in (0.1, 0.3)
+    }
+    print(
+        f"odd draw-years whose neighbours' walls differ by > 0.1 dex: {share[0.1]:.1%}, "
+        f"> 0.3 dex: {share[0.3]:.1%} (what an adaptive grid would search of them)"
+    )
     print(
         f"max_percentile_shift_dex={worst[0]:.3f} at_year={worst[1]:.0f} "
-        f"bootstrap_se_dex={worst[2]:.3f} hit_year_percentile_shift={worst_hit:.3f}"
+        f"bootstrap_se_dex={worst[2]:.3f} hit_year_percentile_shift={worst_hit:.3f} "
+        f"adaptive_share_0.1={share[0.1]:.3f} adaptive_share_0.3={share[0.3]:.3f}"
     )
     return 0
 
