@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     tree = load_forecast(args.forecast) if args.forecast else load_forecast()
     fc = tree["forecast"].to_dataset()
     years = fc["year"].values.astype(float)
-    fine = np.unique(np.r_[np.arange(0, years.size, 2), years.size - 1])  # as propagate does
+    # the years the forecast searched (its wall_year_step; absent: 2, before 2026-12-05)
+    step = int(fc.attrs.get("wall_year_step", tree.attrs.get("wall_year_step", 2)))
+    fine = np.unique(np.r_[np.arange(0, years.size, step), years.size - 1])
     coarse = np.unique(np.r_[fine[:: args.factor], fine[-1]])
     is_coarse = np.isin(fine, coarse)
     variables = [v for v in ("wall_flop", "paper_wall_flop") if v in fc]

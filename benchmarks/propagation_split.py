@@ -7,9 +7,10 @@
 the paper regime's walls beside them (:func:`forecast.model.fast.fast_walls`) and the cost
 variables (:func:`forecast.model.realistic_fast.fast_realistic_cost` at the frontier run's
 compute).  This runs them on the latest published forecast's posterior, thinned to about
-``--draws`` draws, with the scenario's inputs and the wall-years ``propagate`` uses (``DEFAULT_WALL_YEAR_STEP``:
-every year since 2026-12-05, every 2nd and the last before), all wall-years of a draw in one call as ``propagate`` makes them; the second of two
-rounds is timed (the first compiles).
+``--draws`` draws, with the scenario's inputs and the wall-years ``propagate`` uses
+(``DEFAULT_WALL_YEAR_STEP``: every year since 2026-12-05, every 2nd and the last before), all
+wall-years of a draw in one call as ``propagate`` makes them; the second of two rounds is timed
+(the first compiles).
 
 Last line: ``realistic_ms=<a> cost_ms=<b> paper_ms=<c> total_ms=<t>`` per draw-year.
 """

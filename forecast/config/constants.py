@@ -7,11 +7,12 @@ from __future__ import annotations
 REFERENCE_YEAR = 2024.0
 
 
-#: Walls are computed every this many years of the forecast grid and interpolated between
-#: (``wallcast run``; the sensitivity analysis has its own, below). Every year: a draw's walls
-#: move 0.1-0.4 dex from one year to the next and not smoothly, so walls interpolated between
-#: every 2nd year put a percentile of an odd year's wall up to 0.5-1.1 dex off, 10-25 bootstrap
-#: standard errors (docs/validation.md section 15, ``benchmarks/year_step.py``).
+#: Walls are searched every this many years of the forecast grid (``wallcast run``; above 1, the
+#: years between are interpolated; the sensitivity analysis has its own, below). Every year: a
+#: draw's walls move 0.1-0.4 dex from one year to the next and not smoothly, so walls
+#: interpolated between every 2nd year put the 2025 walls' percentiles 0.45-0.61 dex off (10-25
+#: bootstrap standard errors) and single percentiles elsewhere up to 1.07 dex
+#: (docs/validation.md section 15, ``benchmarks/year_step.py``).
 DEFAULT_WALL_YEAR_STEP = 1
 
 

@@ -425,9 +425,10 @@ def propagate_scenario(
 
     Walls are computed every ``wall_year_step`` years and interpolated in log10 FLOP between;
     the default, 1, computes every year (the forecast's ``wall_year_step`` attribute says which).
-    Against it (realistic regime, 400 draws), step 2 moves the hit years' percentiles by at most
-    0.05-0.10 years, but an interpolated year's walls by up to 0.45-1.1 dex at a percentile, 10-25
-    bootstrap standard errors (BENCHMARKS.md section 6, ``benchmarks/year_step.py``).
+    Against it (400 draws, three scenarios), step 2 moves the hit years' percentiles by at most
+    0.06-0.10 years, but the 2025 walls' percentiles by 0.45-0.61 dex (10-25 bootstrap standard
+    errors) and single percentiles elsewhere by up to 1.07 dex (BENCHMARKS.md section 6,
+    ``benchmarks/year_step.py``).
 
     ``regime``: the plans searched (:func:`propagate`); the realistic regime's sequence length is
     the posterior's sequence-length law at each year (:func:`sequence_log10`).
@@ -451,8 +452,9 @@ def propagate_scenario(
     forecast = forecast_dataset(result, years, chains, draws)
     forecast.attrs["wall_year_step"] = int(wall_year_step)
     forecast.attrs["wall_year_step_note"] = (
-        "walls searched at every wall_year_step-th year of `year` and the last; "
-        "interpolated in log10 FLOP in between (1: every year searched)"
+        "walls and costs searched at every wall_year_step-th year of `year` and the last, "
+        "interpolated in between (1: every year searched; absent: a forecast made before "
+        "2026-12-05, which searched every 2nd year)"
     )
     sampled = inputs_dataset(inputs, chains, draws)
     sampled["draw"] = forecast["draw"] = np.arange(0, draws * step, step)

@@ -71,7 +71,9 @@ def assemble(
     """
     names = list(scenario_results)
     forecast = xr.concat(
-        [scenario_results[n][0] for n in names], dim=pd.Index(names, name="scenario")
+        [scenario_results[n][0] for n in names],
+        dim=pd.Index(names, name="scenario"),
+        combine_attrs="override",  # the first scenario's (wall_year_step: the same for all)
     )
     sampled = xr.concat(
         [scenario_results[n][1] for n in names], dim=pd.Index(names, name="scenario")
@@ -94,6 +96,8 @@ def assemble(
     attrs["input_provenance"] = provenance_json(provenance)
     attrs["propagated_draws_per_chain"] = int(forecast.sizes["draw"])
     attrs["propagation_thinning"] = thinning_step(chains, draws, propagate_draws)
+    if "wall_year_step" in forecast.attrs:  # also at the root, where readers find the settings
+        attrs["wall_year_step"] = int(forecast.attrs["wall_year_step"])
     tree = build_tree(fit_tree, forecast, sampled, attrs)
     if accelerator_walls is not None:
         group = accelerator_walls.copy()

@@ -84,6 +84,13 @@ def what_changed(current: Forecast, previous: Forecast | None, prob: float = PRO
             f"plan regime: {previous.regime} → {current.regime} (the walls are searched over "
             "other plans, so every median may move for that reason alone)"
         )
+    # forecasts before 2026-12-05 searched the walls every 2nd year and carry no such attribute
+    step_before, step_now = int(a.get("wall_year_step", 2)), int(b.get("wall_year_step", 2))
+    if step_before != step_now:
+        ch.data.append(
+            f"wall grid: walls searched every {step_before} → {step_now} year(s) (the years in "
+            "between were interpolated; their walls may move for that reason alone)"
+        )
     if a.get("data_hash") != b.get("data_hash"):
         ch.data.append(
             f"data changed: hash {str(a.get('data_hash', '?'))[:12]} → {str(b.get('data_hash', '?'))[:12]}"

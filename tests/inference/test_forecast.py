@@ -175,6 +175,8 @@ def test_forecast_file_opens_with_plain_xarray(small_forecast):
         assert group in dt.children
     for key in ("priors_text", "data_hash", "code_version", "seed", "created", "units", "id"):
         assert key in dt.attrs
+    # the walls were searched at every year, and the file says so where readers look
+    assert dt.attrs["wall_year_step"] == fc.attrs["wall_year_step"] == 1
     # any interval from plain xarray
     da = fc["hit_year"].sel(wall="data_movement").isel(scenario=0)
     q = da.quantile([0.1, 0.5, 0.9], dim=["chain", "draw"]).values

@@ -193,3 +193,14 @@ def test_a_realistic_tornado_is_not_tied_by_the_paper_sobol_intervals():
     mixed = input_effects(fc_with("realistic"), "data_movement")
     assert all(e.total_interval is None for e in mixed)
     assert [e.key for e in leading_effects(mixed)] == ["a.x"]  # 2.0 years against 0.6
+
+
+def test_a_change_of_the_wall_grid_is_named_among_what_changed():
+    """A forecast searched at every year after one searched every 2nd year (no attribute: made
+    before 2026-12-05) says why its odd years' walls moved; the same grid says nothing."""
+    before, after = _fc(), _fc()
+    after.attrs["wall_year_step"] = 1
+    lines = what_changed(after, before).data
+    assert any(line.startswith("wall grid: walls searched every 2 → 1 year(s)") for line in lines)
+    assert not any("wall grid" in line for line in what_changed(after, after).data)
+    assert not any("wall grid" in line for line in what_changed(before, before).data)
