@@ -87,9 +87,11 @@ def what_changed(current: Forecast, previous: Forecast | None, prob: float = PRO
     # forecasts before 2026-12-05 searched the walls every 2nd year and carry no such attribute
     step_before, step_now = int(a.get("wall_year_step", 2)), int(b.get("wall_year_step", 2))
     if step_before != step_now:
+        grid = {1: "every year", 2: "every 2nd year", 3: "every 3rd year"}
+        before, now = (grid.get(k, f"every {k}th year") for k in (step_before, step_now))
         ch.data.append(
-            f"wall grid: walls searched every {step_before} → {step_now} year(s) (the years in "
-            "between were interpolated; their walls may move for that reason alone)"
+            f"wall grid: walls searched {before} → {now} (the years between searched ones are "
+            "interpolated; their walls may move for that reason alone)"
         )
     if a.get("data_hash") != b.get("data_hash"):
         ch.data.append(

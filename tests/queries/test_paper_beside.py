@@ -201,6 +201,8 @@ def test_a_change_of_the_wall_grid_is_named_among_what_changed():
     before, after = _fc(), _fc()
     after.attrs["wall_year_step"] = 1
     lines = what_changed(after, before).data
-    assert any(line.startswith("wall grid: walls searched every 2 → 1 year(s)") for line in lines)
+    assert any(
+        line.startswith("wall grid: walls searched every 2nd year → every year") for line in lines
+    ), lines
     assert not any("wall grid" in line for line in what_changed(after, after).data)
     assert not any("wall grid" in line for line in what_changed(before, before).data)
