@@ -175,6 +175,9 @@ def forecast_summary(forecast_id: str, meta: ForecastMeta, latest_id: str | None
         "seed": a.get("seed"),
         "code_version": a.get("code_version"),
         "regime": a.get("regime", "paper"),
+        # walls searched every this many years (interpolated between); absent: made before
+        # 2026-12-05, every 2nd year
+        "wall_year_step": int(a.get("wall_year_step", 2)),
         "scenarios": meta.coords.get("scenario", []),
         "walls": meta.coords.get("wall", []),
         "years": [meta.coords["year"][0], meta.coords["year"][-1]]

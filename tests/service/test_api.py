@@ -100,6 +100,7 @@ def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dat
     assert entry["code_version"] == attrs["code_version"]
     # the published forecast leads with plans a run can launch (issue 22)
     assert entry["regime"] == attrs["regime"] == "realistic"
+    assert entry["wall_year_step"] == attrs["wall_year_step"] == 1  # every year searched
     assert entry["scenarios"] == PUBLISHED_SCENARIOS
     # `draws` counts the propagated draws: thinned to 48 of 4 x 1,000, every 83rd of a chain
     propagated = attrs["propagated_draws_per_chain"]
