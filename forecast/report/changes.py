@@ -8,6 +8,7 @@ import numpy as np
 
 from forecast.queries.formatting import fmt_flop, fmt_year
 from forecast.queries.headline import PROB, Forecast, summary_rows, wall_label
+from forecast.store.attrs import wall_year_step
 
 MOVED_YEARS = 0.05  # a median that moved by less (it prints the same to 1 decimal) is unchanged
 MOVED_DEX = 0.05  # log10 FLOP: a change the 2-digit FLOP numbers show
@@ -85,8 +86,8 @@ def what_changed(current: Forecast, previous: Forecast | None, prob: float = PRO
             "other plans, so every median may move for that reason alone)"
         )
     # forecasts before 2026-12-05 searched the walls every 2nd year and carry no such attribute
-    step_before, step_now = int(a.get("wall_year_step", 2)), int(b.get("wall_year_step", 2))
-    if step_before != step_now:
+    step_before, step_now = wall_year_step(a), wall_year_step(b)
+    if None not in (step_before, step_now) and step_before != step_now:
         grid = {1: "every year", 2: "every 2nd year", 3: "every 3rd year"}
         before, now = (grid.get(k, f"every {k}th year") for k in (step_before, step_now))
         ch.data.append(

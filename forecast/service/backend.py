@@ -45,6 +45,7 @@ from forecast.data.hardware import get_accelerator, load_hardware
 from forecast.queries.answers import COST_VARIABLES, WHATS, interval, json_ready, query_json
 from forecast.queries.headline import Forecast, headline, paper_beside_sentence
 from forecast.service.guard import ECHO_CHARS, MAX_ROWS, ClientGoneError, RowLimitError, shown
+from forecast.store.attrs import wall_year_step
 from forecast.store.catalog import Catalog, CatalogError, is_regular
 from forecast.store.layout import FORECAST_FILE, FORECASTS_DIR, LATEST_POINTER
 from forecast.store.reader import ForecastReadError, read_layout, read_variable
@@ -175,9 +176,7 @@ def forecast_summary(forecast_id: str, meta: ForecastMeta, latest_id: str | None
         "seed": a.get("seed"),
         "code_version": a.get("code_version"),
         "regime": a.get("regime", "paper"),
-        # walls searched every this many years (interpolated between); absent: made before
-        # 2026-12-05, every 2nd year
-        "wall_year_step": int(a.get("wall_year_step", 2)),
+        "wall_year_step": wall_year_step(a),  # walls searched every this many years
         "scenarios": meta.coords.get("scenario", []),
         "walls": meta.coords.get("wall", []),
         "years": [meta.coords["year"][0], meta.coords["year"][-1]]

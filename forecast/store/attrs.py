@@ -4,7 +4,7 @@
 fingerprint, code and data identity, priors and scenario texts, units, platform);
 :func:`forecast.store.reader.read_attrs` (with the other h5py readers) reads them back from a
 file, and :func:`read_priors` and :func:`recorded_data_dir` turn the two that analyses need back
-into objects.
+into objects; :func:`wall_year_step` reads the wall grid the report and the API name.
 """
 
 from __future__ import annotations
@@ -119,3 +119,21 @@ def recorded_data_dir(attrs: dict[str, Any]) -> Path:
     if recorded and paths.hardware_path(recorded).exists():
         return Path(recorded)
     return paths.data_dir()
+
+
+#: The wall grid of a forecast without the attribute: made before 2026-12-05, every 2nd year.
+WALL_YEAR_STEP_BEFORE_ATTRIBUTE = 2
+
+
+def wall_year_step(attrs: dict[str, Any]) -> int | None:
+    """Walls searched every this many years (root attribute ``wall_year_step``; 2 where absent:
+    :data:`WALL_YEAR_STEP_BEFORE_ATTRIBUTE`); None where the value is not a positive integer (a
+    damaged or hand-edited file: readers show nothing rather than fail)."""
+    value = attrs.get("wall_year_step", WALL_YEAR_STEP_BEFORE_ATTRIBUTE)
+    if isinstance(value, bool):
+        return None
+    try:
+        step = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return step if step >= 1 and step == value else None

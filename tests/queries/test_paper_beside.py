@@ -206,3 +206,29 @@ def test_a_change_of_the_wall_grid_is_named_among_what_changed():
     ), lines
     assert not any("wall grid" in line for line in what_changed(after, after).data)
     assert not any("wall grid" in line for line in what_changed(before, before).data)
+    after.attrs["wall_year_step"] = "every year"  # a damaged attribute: no line, no failure
+    assert not any("wall grid" in line for line in what_changed(after, before).data)
+
+
+@pytest.mark.parametrize(
+    ("value", "step"),
+    [
+        (1, 1),
+        (np.int64(1), 1),
+        (2.0, 2),
+        (7, 7),
+        (2.5, None),
+        ("x", None),
+        (None, None),
+        ([1], None),
+        (0, None),
+        (-1, None),
+        (True, None),
+        (float("nan"), None),
+    ],
+)
+def test_the_wall_grid_attribute_is_read_or_refused_never_raised(value, step):
+    from forecast.store.attrs import wall_year_step
+
+    assert wall_year_step({"wall_year_step": value}) == step
+    assert wall_year_step({}) == 2  # published before the attribute: every 2nd year
