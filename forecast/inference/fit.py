@@ -47,7 +47,7 @@ from forecast.data.evidence import load_model_shapes, load_scaleup_domains
 from forecast.data.inputs import Inputs
 from forecast.data.training_runs import load_training_runs
 from forecast.inference.draws import _FIXED_SLOPE_DIMS, PREDICTIVE_SITES
-from forecast.inference.gate import check_convergence
+from forecast.inference.gate import ConvergenceError, check_convergence, near_miss
 from forecast.inference.loo import loo_checks
 from forecast.inference.run_predictions import predicted_runs
 from forecast.inference.sampler import RaveledNUTS
@@ -127,12 +127,16 @@ def fit_joint(
     progress_bar: bool = False,
     law_prior_source: Mapping[str, Any] | None = None,
     gate: Callable[[xr.DataTree], None] | None = None,
+    extend: bool = True,
 ) -> xr.DataTree:
     """NUTS on :func:`joint_model`; one DataTree. ``gate`` (e.g.
     :func:`~forecast.inference.gate.check_convergence`) is called on the posterior and sample
     statistics as soon as NUTS is done, before the predictive and prior draws and the PSIS-LOO
     checks, so a refused fit fails without paying for them (None: no gate; the caller may apply
-    one to the returned tree).
+    one to the returned tree). ``extend``: a narrow refusal (:func:`~forecast.inference.gate.near_miss`:
+    no divergence, R-hat <= 1.02, bulk ESS >= half its minimum) runs the same chains twice as
+    long once and gates that run (recorded in the attribute ``gate_extension``); a wide one, or a
+    second refusal, raises.
 
     Groups: ``posterior`` (trend and law parameters), ``sample_stats``, ``log_likelihood``,
     ``posterior_predictive`` and ``observed_data`` (hardware, frontier and the four laws'
@@ -152,16 +156,21 @@ def fit_joint(
     model = partial(joint_model, data, trend_priors, law_priors)
     start = time.perf_counter()
     kernel = RaveledNUTS(model, target_accept_prob=target_accept_prob)
-    mcmc = MCMC(
-        kernel,
-        num_warmup=num_warmup,
-        num_samples=num_samples,
-        num_chains=num_chains,
-        chain_method=chain_method,
-        progress_bar=progress_bar,
-    )
-    mcmc.run(mcmc_key)
-    nuts_seconds = time.perf_counter() - start
+
+    def nuts(samples: int) -> MCMC:
+        mcmc = MCMC(
+            kernel,
+            num_warmup=num_warmup,
+            num_samples=samples,
+            num_chains=num_chains,
+            chain_method=chain_method,
+            progress_bar=progress_bar,
+        )
+        mcmc.run(mcmc_key)
+        return mcmc
+
+    requested_samples = num_samples
+    mcmc = nuts(num_samples)
     coords = {"metric": list(METRICS), "obs": data.hardware.names, "run": data.frontier.names}
     coords.update({f"{LAW_OBSERVED_SITES[law]}_row": list(t.names) for law, t in tables.items()})
     # explicit dims for every plated site (given dims, ArviZ infers none from the plates)
@@ -174,8 +183,28 @@ def fit_joint(
         "log10_compute": ["run"],
     }
     dims.update({site: [f"{site}_row"] for site in LAW_OBSERVED_SITES.values()})
+    extension: dict[str, Any] = {}
     if gate is not None:
-        gate(az.from_numpyro(mcmc, log_likelihood=False, coords=coords, dims=dims))
+        try:
+            gate(az.from_numpyro(mcmc, log_likelihood=False, coords=coords, dims=dims))
+        except ConvergenceError as refusal:
+            if not (extend and near_miss(refusal)):
+                raise
+            # The same key, warm-up and chains, twice the draws: the first half of each chain
+            # is the refused run's (NUTS's steps do not depend on the run's length), so this is
+            # the refused run continued. A second refusal is final.
+            num_samples = 2 * num_samples
+            mcmc = nuts(num_samples)
+            extension = {"requested_samples": requested_samples, "refusal": str(refusal)}
+            try:
+                gate(az.from_numpyro(mcmc, log_likelihood=False, coords=coords, dims=dims))
+            except ConvergenceError as second:
+                second.args = (
+                    f"{second.args[0]} (the run of {requested_samples} draws per chain was "
+                    f"refused narrowly, then run twice as long: {refusal.args[0]})",
+                )
+                raise
+    nuts_seconds = time.perf_counter() - start
     unobserved = partial(joint_model, data, trend_priors, law_priors, observed=False)
     predictive_sites = (*PREDICTIVE_SITES, *LAW_OBSERVED_SITES.values())
     predictive = Predictive(unobserved, posterior_samples=mcmc.get_samples(), parallel=True)(
@@ -226,6 +255,8 @@ def fit_joint(
             "law_data_hash": _law_hash(tables),
             "rng_key": json.dumps(np.asarray(jax.random.key_data(rng_key)).tolist()),
             "code_version": __version__,
+            # a run the gate refused narrowly and that passed twice as long (empty: none)
+            "gate_extension": json.dumps(extension),
             "nuts_seconds": float(nuts_seconds),
             "fit_seconds": float(elapsed),
             # the CPU and builds NUTS ran on: its draws are bitwise reproducible only there
@@ -380,10 +411,12 @@ def fit(
     seed: int,
     warmup: int | None = None,
     gate: bool = True,
+    extend: bool = True,
 ) -> xr.DataTree:
     """NUTS fit of the joint model (trends, frontier compute, depth, batch, utilization and
     domain laws, run efficiency), gated on convergence over every fitted parameter as soon as
-    NUTS is done (``gate=False``: no gate). The run-efficiency rows are the published runs of
+    NUTS is done (``gate=False``: no gate; ``extend``: a narrow refusal runs the same chains
+    twice as long once, :func:`fit_joint`). The run-efficiency rows are the published runs of
     ``inputs.training_runs`` with the step-time model's MFU on each run's plan, on the
     accelerators of ``inputs.hardware`` (:func:`forecast.inference.run_predictions.predicted_runs`)."""
     init_jax()
@@ -403,5 +436,6 @@ def fit(
         num_samples=draws,
         law_prior_source=law_prior_record(prior_set),
         gate=check_convergence if gate else None,
+        extend=extend,
     )
     return dt

@@ -95,7 +95,7 @@ def assemble(
     provenance = input_provenance({n: inputs.scenarios[n] for n in names}, posterior_vars, law_rows)
     attrs["input_provenance"] = provenance_json(provenance)
     attrs["propagated_draws_per_chain"] = int(forecast.sizes["draw"])
-    attrs["propagation_thinning"] = thinning_step(chains, draws, propagate_draws)
+    attrs["propagation_thinning"] = _thinning(fit_tree, propagate_draws)
     if "wall_year_step" in forecast.attrs:  # also at the root, where readers find the settings
         attrs["wall_year_step"] = int(forecast.attrs["wall_year_step"])
     tree = build_tree(fit_tree, forecast, sampled, attrs)
@@ -147,6 +147,13 @@ def accelerator_walls_key(
     return accelerator_walls_digest(*args, **kwargs)
 
 
+def _thinning(fit_tree: xr.DataTree, propagate_draws: int | None) -> int:
+    """The thinning step :func:`propagate_scenario` took: from the posterior's own size, which is
+    twice the requested draws where the convergence gate had the run extended."""
+    post = fit_tree["posterior"]
+    return thinning_step(post.sizes["chain"], post.sizes["draw"], propagate_draws)
+
+
 def _accelerator_walls_call(
     inputs, fit_tree, scenario_result, chains, draws, propagate_draws, regime, scenario
 ) -> tuple[tuple, dict]:
@@ -158,7 +165,7 @@ def _accelerator_walls_call(
         "curve_names": curve_accelerator_names(table, CURVE_ACCELERATORS),
         "regime": regime,
         "posterior": fit_tree["posterior"].to_dataset(),
-        "thinning_step": thinning_step(chains, draws, propagate_draws),
+        "thinning_step": _thinning(fit_tree, propagate_draws),
         "scenario": scenario or next(iter(inputs.scenarios)),
         "attrs": {
             "hardware_table_hash": data_hash(hardware_file) if hardware_file.is_file() else ""
