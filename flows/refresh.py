@@ -65,6 +65,7 @@ from forecast.jobs import forecast_job
 from forecast.queries.answers import summary_table
 from forecast.queries.formatting import fmt_flop, fmt_pct, fmt_year
 from forecast.report import generate_reports
+from forecast.store.attrs import draws_description, gate_extension
 
 __all__ = ["flow_with_task_runner", "refresh_forecast"]
 
@@ -133,7 +134,16 @@ def fit_task(
     fit_tree = forecast_job.fit(
         inputs, prior_set, chains=chains, draws=draws, warmup=warmup, seed=seed
     )
-    logger.info(f"fit passed the convergence gate in {time.perf_counter() - start:.0f} s")
+    seconds = time.perf_counter() - start
+    extended = gate_extension(dict(fit_tree.attrs))
+    if extended is None:
+        logger.info(f"fit passed the convergence gate in {seconds:.0f} s")
+    else:
+        logger.warning(
+            f"fit passed the convergence gate in {seconds:.0f} s, at {extended['samples']} "
+            f"draws per chain: {extended['requested_samples']} were refused narrowly "
+            f"({extended['refusal']}), so the same chains ran twice as long"
+        )
     return fit_tree
 
 
@@ -336,7 +346,7 @@ def summary_markdown(
         "",
         f"- created: {attrs.get('created', '?')}; data hash `{str(attrs.get('data_hash', ''))[:12]}`; "
         f"priors `{attrs.get('priors_name', '?')}`; scenarios {attrs.get('scenarios', '?')}",
-        f"- MCMC: {attrs.get('chains', '?')} chains x {attrs.get('draws', '?')} draws, "
+        f"- MCMC: {draws_description(attrs, attrs.get('chains', '?'), attrs.get('draws', '?'))}, "
         f"seed {attrs.get('seed', '?')}",
         "- tasks: " + ", ".join(f"{name} ({state})" for name, state in sorted(task_states.items())),
         "",

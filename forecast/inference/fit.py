@@ -47,7 +47,12 @@ from forecast.data.evidence import load_model_shapes, load_scaleup_domains
 from forecast.data.inputs import Inputs
 from forecast.data.training_runs import load_training_runs
 from forecast.inference.draws import _FIXED_SLOPE_DIMS, PREDICTIVE_SITES
-from forecast.inference.gate import ConvergenceError, check_convergence, near_miss
+from forecast.inference.gate import (
+    ConvergenceError,
+    check_convergence,
+    convergence_report,
+    near_miss,
+)
 from forecast.inference.loo import loo_checks
 from forecast.inference.run_predictions import predicted_runs
 from forecast.inference.sampler import RaveledNUTS
@@ -155,9 +160,13 @@ def fit_joint(
     mcmc_key, ppc_key, prior_key = jax.random.split(rng_key, 3)
     model = partial(joint_model, data, trend_priors, law_priors)
     start = time.perf_counter()
-    kernel = RaveledNUTS(model, target_accept_prob=target_accept_prob)
+    nuts_seconds = 0.0
 
     def nuts(samples: int) -> MCMC:
+        nonlocal nuts_seconds
+        t0 = time.perf_counter()
+        # a kernel of its own per run: NumPyro's per-site kernel is not re-initialisable
+        kernel = RaveledNUTS(model, target_accept_prob=target_accept_prob)
         mcmc = MCMC(
             kernel,
             num_warmup=num_warmup,
@@ -167,6 +176,7 @@ def fit_joint(
             progress_bar=progress_bar,
         )
         mcmc.run(mcmc_key)
+        nuts_seconds += time.perf_counter() - t0
         return mcmc
 
     requested_samples = num_samples
@@ -193,18 +203,29 @@ def fit_joint(
             # The same key, warm-up and chains, twice the draws: the first half of each chain
             # is the refused run's (NUTS's steps do not depend on the run's length), so this is
             # the refused run continued. A second refusal is final.
+            first_seconds = nuts_seconds
             num_samples = 2 * num_samples
             mcmc = nuts(num_samples)
-            extension = {"requested_samples": requested_samples, "refusal": str(refusal)}
+            tree = az.from_numpyro(mcmc, log_likelihood=False, coords=coords, dims=dims)
             try:
-                gate(az.from_numpyro(mcmc, log_likelihood=False, coords=coords, dims=dims))
+                gate(tree)
             except ConvergenceError as second:
-                second.args = (
-                    f"{second.args[0]} (the run of {requested_samples} draws per chain was "
-                    f"refused narrowly, then run twice as long: {refusal.args[0]})",
-                )
-                raise
-    nuts_seconds = time.perf_counter() - start
+                raise ConvergenceError(
+                    second.failures,
+                    chains=second.chains,
+                    draws=second.draws,
+                    extended_from=requested_samples,
+                    first_refusal=refusal.summary,
+                ) from second
+            report = convergence_report(tree)
+            extension = {
+                "requested_samples": requested_samples,
+                "refusal": refusal.summary,
+                "samples": num_samples,
+                "r_hat": list(report["r_hat"]),
+                "ess_bulk": list(report["ess_bulk"]),
+                "nuts_seconds": [first_seconds, nuts_seconds - first_seconds],
+            }
     unobserved = partial(joint_model, data, trend_priors, law_priors, observed=False)
     predictive_sites = (*PREDICTIVE_SITES, *LAW_OBSERVED_SITES.values())
     predictive = Predictive(unobserved, posterior_samples=mcmc.get_samples(), parallel=True)(
@@ -248,14 +269,15 @@ def fit_joint(
                     "num_samples": num_samples,
                     "chain_method": chain_method,
                     "target_accept_prob": target_accept_prob,
-                    "sampler": _sampler_name(kernel),
+                    "sampler": _sampler_name(mcmc.sampler),
                 }
             ),
             "data_hash": _data_hash(data.hardware, data.frontier),
             "law_data_hash": _law_hash(tables),
             "rng_key": json.dumps(np.asarray(jax.random.key_data(rng_key)).tolist()),
             "code_version": __version__,
-            # a run the gate refused narrowly and that passed twice as long (empty: none)
+            # a run the gate refused narrowly and that passed twice as long: the refusal, the
+            # passing run's worst R-hat and bulk ESS, the two runs' NUTS seconds (empty: none)
             "gate_extension": json.dumps(extension),
             "nuts_seconds": float(nuts_seconds),
             "fit_seconds": float(elapsed),

@@ -34,6 +34,11 @@ class ConvergenceError(WallcastError):
         Size of the run (chains x draws per chain), when known.
     hint : str
         Which run option fixes it (the message ends with it).
+    summary : str
+        The failing checks in words, without the hint.
+    extended_from : int or None
+        Draws per chain of an earlier, narrowly refused run of the same chains that this run
+        (twice as long) continued; its refusal is ``first_refusal`` (a summary).
     """
 
     def __init__(
@@ -42,10 +47,13 @@ class ConvergenceError(WallcastError):
         *,
         chains: int | None = None,
         draws: int | None = None,
+        extended_from: int | None = None,
+        first_refusal: str | None = None,
     ) -> None:
         self.failures = failures
         self.diagnostic, self.parameter, self.value, _ = failures[0]
         self.chains, self.draws = chains, draws
+        self.extended_from, self.first_refusal = extended_from, first_refusal
         parts = []
         for diagnostic, parameter, value, threshold in failures:
             if diagnostic == "divergences":
@@ -61,9 +69,39 @@ class ConvergenceError(WallcastError):
                 parts.append(
                     f"ess_bulk of {parameter} is {value:.4g} (min {threshold:g}{per_chain})"
                 )
-        self.hint = _convergence_hint({f[0] for f in failures}, chains, draws)
-        message = "MCMC did not converge: " + "; ".join(parts)
+        self.summary = "; ".join(parts)
+        message = "MCMC did not converge: " + self.summary
+        if extended_from is None:
+            self.hint = _convergence_hint({f[0] for f in failures}, chains, draws)
+        else:
+            message += (
+                f" at {draws} draws per chain: the same chains run twice as long after a "
+                f"narrow refusal at {extended_from} ({first_refusal})"
+            )
+            now_chains = f" (now {chains})" if chains else ""
+            self.hint = (
+                f"increase --draws beyond {draws} or --chains{now_chains}, or try another --seed "
+                f"(--draws {draws} with this seed repeats this run)"
+            )
         super().__init__(f"{message}; {self.hint}" if self.hint else message)
+
+    def __reduce__(self):
+        # rebuilt from its parts (the default would pass the message as ``failures``): Prefect
+        # and process pools pickle the exceptions of the tasks they run
+        return (
+            _rebuild_convergence_error,
+            (self.failures, self.chains, self.draws, self.extended_from, self.first_refusal),
+        )
+
+
+def _rebuild_convergence_error(failures, chains, draws, extended_from, first_refusal):
+    return ConvergenceError(
+        failures,
+        chains=chains,
+        draws=draws,
+        extended_from=extended_from,
+        first_refusal=first_refusal,
+    )
 
 
 def _convergence_hint(diagnostics: set[str], chains: int | None, draws: int | None) -> str:
@@ -134,8 +172,9 @@ def _fixed_entries(dt: xr.DataTree, names: list[str] | None) -> dict[str, np.nda
 
 
 #: A refusal this close to the limits is a run too short for its chains' luck, not a sampler that
-#: cannot explore: R-hat at most this (the gate allows 1.01) ...
-NEAR_MISS_RHAT = 1.02
+#: cannot explore: R-hat at most this many times as far above 1 as the gate's limit (1.02 for
+#: the default 1.01) ...
+NEAR_MISS_RHAT_FACTOR = 2.0
 #: ... and bulk ESS at least this share of the gate's minimum, with no divergent transition.
 NEAR_MISS_ESS_SHARE = 0.5
 
@@ -143,7 +182,7 @@ NEAR_MISS_ESS_SHARE = 0.5
 def near_miss(error: ConvergenceError) -> bool:
     """Whether the same chains run twice as long can be expected to pass the gate: no divergent
     transition (a longer run does not remove a region NUTS cannot integrate), R-hat at most
-    :data:`NEAR_MISS_RHAT` and bulk ESS at least :data:`NEAR_MISS_ESS_SHARE` of its minimum.
+    :data:`NEAR_MISS_RHAT_FACTOR` times as far above 1 as the gate's limit (1.02) and bulk ESS at least :data:`NEAR_MISS_ESS_SHARE` of its minimum.
 
     The gate's statistics vary from run to run: at the default 4 x 1,000 draws, the worst R-hat of
     the same fit ranged 1.004-1.012 between instruction sets of one CPU (a chain that visits the
@@ -151,11 +190,13 @@ def near_miss(error: ConvergenceError) -> bool:
     the draws halves that noise; a run far from the limits (a chain stuck elsewhere, the 4 x 50
     runs of the tests) is refused at once."""
     for diagnostic, _, value, threshold in error.failures:
-        if diagnostic == "divergences":
-            return False
-        if diagnostic == "r_hat" and not value <= NEAR_MISS_RHAT:  # NaN: not near
-            return False
-        if diagnostic == "ess_bulk" and not value >= NEAR_MISS_ESS_SHARE * threshold:
+        if diagnostic == "r_hat":
+            if not value - 1.0 <= NEAR_MISS_RHAT_FACTOR * (threshold - 1.0):  # NaN: not near
+                return False
+        elif diagnostic == "ess_bulk":
+            if not value >= NEAR_MISS_ESS_SHARE * threshold:
+                return False
+        else:  # divergences, or a check this function does not know
             return False
     return True
 

@@ -29,6 +29,7 @@ from forecast.queries.formatting import (
     fmt_pct,
     fmt_year,
 )
+from forecast.store.attrs import draws_description
 
 if TYPE_CHECKING:  # annotations only: reading answers does not import xarray
     import xarray as xr
@@ -415,8 +416,11 @@ def provenance(fc: Forecast) -> list[tuple[str, str]]:
         ("seed", str(a.get("seed", "?"))),
         (
             "draws",
-            f"{a.get('chains', fc.forecast.sizes.get('chain', '?'))} chains × "
-            f"{a.get('draws', fc.forecast.sizes.get('draw', '?'))} draws",
+            draws_description(
+                a,
+                a.get("chains", fc.forecast.sizes.get("chain", "?")),
+                a.get("draws", fc.forecast.sizes.get("draw", "?")),
+            ),
         ),
         (
             "hardware rows / frontier runs",

@@ -9,6 +9,7 @@ into objects; :func:`wall_year_step` reads the wall grid the report and the API 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -137,3 +138,35 @@ def wall_year_step(attrs: dict[str, Any]) -> int | None:
     except (TypeError, ValueError, OverflowError):
         return None
     return step if step >= 1 and step == value else None
+
+
+def gate_extension(attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """The fit's record of a narrow convergence refusal after which its chains ran twice as long
+    (root attribute ``fit_gate_extension``, or ``gate_extension`` of a fit's own tree): a dict
+    with ``requested_samples``, ``samples`` and ``refusal``; None where the fit was not extended,
+    the forecast predates the attribute, or the value is damaged."""
+    raw = attrs.get("fit_gate_extension", attrs.get("gate_extension"))
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not record:
+        return None
+    requested, samples = record.get("requested_samples"), record.get("samples")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (requested, samples)):
+        return None
+    return record
+
+
+def draws_description(attrs: dict[str, Any], chains: Any, draws: Any) -> str:
+    """ "4 chains × 1000 draws", or, for a fit the gate had run twice as long, "4 chains × 2000
+    draws (1000 asked: run twice as long after a narrow convergence refusal)"."""
+    record = gate_extension(attrs)
+    if record is None:
+        return f"{chains} chains × {draws} draws"
+    return (
+        f"{chains} chains × {record['samples']} draws ({record['requested_samples']} asked: run "
+        "twice as long after a narrow convergence refusal)"
+    )

@@ -103,9 +103,11 @@ def test_list_and_latest_carry_the_forecasts_provenance(client, forecast_id, dat
     assert entry["wall_year_step"] == attrs["wall_year_step"] == 1  # every year searched
     assert entry["scenarios"] == PUBLISHED_SCENARIOS
     # `draws` counts the propagated draws: thinned to 48 of 4 x 1,000, every 83rd of a chain
+    # (of 4 x 2,000, every 166th, where the convergence gate had the fit run twice as long)
     propagated = attrs["propagated_draws_per_chain"]
-    assert attrs["propagation_thinning"] == GATED_CHAINS * GATED_DRAWS // PUBLISHED_PROPAGATE_DRAWS
-    assert propagated == -(-GATED_DRAWS // attrs["propagation_thinning"])
+    fitted = GATED_DRAWS * (2 if attrs.get("fit_gate_extension", "{}") != "{}" else 1)
+    assert attrs["propagation_thinning"] == GATED_CHAINS * fitted // PUBLISHED_PROPAGATE_DRAWS
+    assert propagated == -(-fitted // attrs["propagation_thinning"])
     assert (entry["chains"], entry["draws"], entry["latest"]) == (GATED_CHAINS, propagated, True)
 
     latest = client.get("/v1/forecasts/latest").json()
