@@ -22,14 +22,6 @@
   between them.  (The Prefect runner runs every flow run in a fresh subprocess; the test suite,
   ~80 fits in one process, is what met the limit.)
 
-* :func:`chunk_pool`: the vectorized searches split their draws into chunks of one compiled
-  call each (:func:`forecast.model.fast.in_draw_chunks`); XLA runs each call on one thread, so a
-  call of many chunks kept one core busy.  The chunks now run side by side in one process-wide
-  pool of :func:`chunk_threads` threads (JAX releases the GIL while a compiled call runs): 1.49x
-  on two vCPUs for the paper walls, identical results (BENCHMARKS.md section 11).  One pool for
-  the process, not one per call, so the eight scenario propagations of a refresh, each a thread,
-  still keep at most that many chunks in flight.
-
 This module imports JAX only inside the functions that use it: the configuration layer stays
 importable by commands that only read a dataset.
 """
@@ -38,14 +30,10 @@ from __future__ import annotations
 
 import functools
 import gc
-import os
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-from forecast.config.errors import WallcastError
 
 NUMPYRO_LOCK = threading.RLock()
 """Held while a NumPyro model is traced or run (re-entrant: a locked call may call another)."""
@@ -149,59 +137,3 @@ def release_compiled_programs_near_limit(fraction: float = 0.5) -> bool:
         return False
     release_compiled_programs()
     return True
-
-
-CHUNK_THREADS_ENV = "WALLCAST_CHUNK_THREADS"
-MAX_CHUNK_THREADS = 4  # beyond it more chunks in flight cost memory more than they win time
-
-
-def chunk_threads() -> int:
-    """Threads the compiled chunks of one search run in: ``WALLCAST_CHUNK_THREADS`` (1: one
-    after another, as before 2026-12-06), else the CPUs this process may use, at most
-    :data:`MAX_CHUNK_THREADS`."""
-    value = os.environ.get(CHUNK_THREADS_ENV, "").strip()
-    if not value:
-        return max(1, min(len(os.sched_getaffinity(0)), MAX_CHUNK_THREADS))
-    try:
-        threads = int(value)
-    except ValueError:
-        threads = 0
-    if threads < 1:
-        raise WallcastError(f"{CHUNK_THREADS_ENV}={value!r}: expected a whole number >= 1")
-    return threads
-
-
-_chunk_pool: ThreadPoolExecutor | None = None
-_chunk_pool_lock = threading.Lock()
-_chunk_worker = threading.local()
-
-
-def _mark_chunk_worker() -> None:
-    _chunk_worker.active = True
-
-
-def chunk_pool() -> ThreadPoolExecutor | None:
-    """The process's pool for chunk calls, or None where they run in the calling thread: one
-    thread (:func:`chunk_threads`), or a call from one of the pool's own workers (a worker that
-    waited on the pool could wait for itself)."""
-    global _chunk_pool
-    threads = chunk_threads()
-    if threads == 1 or getattr(_chunk_worker, "active", False):
-        return None
-    with _chunk_pool_lock:
-        if _chunk_pool is None or _chunk_pool._max_workers != threads:
-            if _chunk_pool is not None:
-                _chunk_pool.shutdown(wait=False)
-            _chunk_pool = ThreadPoolExecutor(
-                threads, thread_name_prefix="wallcast-chunks", initializer=_mark_chunk_worker
-            )
-        return _chunk_pool
-
-
-def _forget_chunk_pool() -> None:
-    """In a forked child the parent's pool threads do not exist: start a new pool on demand."""
-    global _chunk_pool
-    _chunk_pool = None
-
-
-os.register_at_fork(after_in_child=_forget_chunk_pool)

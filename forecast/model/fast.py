@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from forecast.config.runtime import chunk_pool, require_x64
+from forecast.config.runtime import require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import (
     best_from_terms,
@@ -354,9 +354,7 @@ def in_draw_chunks(
     them) over the broadcast shape of every field of ``hw``, ``a`` and ``extra``: ``chunk``
     draws a call, each call padded (repeating its last draw) to ``size`` draws (default
     :func:`padded_size`), the outputs trimmed and reshaped to the broadcast shape (followed by
-    any axes an output has after its draws' axis).  The chunks run side by side in the process's
-    chunk pool (:func:`forecast.config.runtime.chunk_pool`); each is computed alone, so the
-    result does not depend on how many threads there are.  The one
+    any axes an output has after its draws' axis).  The one
     chunking loop of the fast paths, the cost functions and the planner."""
     fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
@@ -364,19 +362,17 @@ def in_draw_chunks(
     total = flat[0].size
     size = padded_size(total, chunk) if size is None else size
     nh, na = len(hw), len(a)
-
-    def call(start: int) -> list[np.ndarray]:
+    parts = []
+    for start in range(0, max(total, 1), chunk):  # no draws: one call on a dummy, trimmed to 0
         part = [f[start : start + chunk] for f in flat]
         n = part[0].size
         part = [
             jnp.asarray(np.pad(p, (0, size - n), mode="edge") if n else np.ones(size)) for p in part
         ]
         res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :])
-        return [np.asarray(r)[:n] for r in (res if isinstance(res, tuple | list) else (res,))]
-
-    starts = range(0, max(total, 1), chunk)  # no draws: one call on a dummy, trimmed to 0
-    pool = chunk_pool() if len(starts) > 1 else None
-    parts = list(pool.map(call, starts)) if pool is not None else [call(s) for s in starts]
+        parts.append(
+            [np.asarray(r)[:n] for r in (res if isinstance(res, tuple | list) else (res,))]
+        )
     # an output with axes after the draws' (a curve per draw) keeps them after the shape
     return [np.concatenate(c).reshape(shape + np.shape(c[0])[1:]) for c in zip(*parts, strict=True)]
 

@@ -12,16 +12,12 @@ Before, bisection alone stopped at a later crossing on 10-14 % of draws (0.1-0.7
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 from support.validation import COMPARISON_PARTS, comparison_draws
 
-from forecast.config.errors import WallcastError
-from forecast.config.runtime import MAX_CHUNK_THREADS, chunk_threads
 from forecast.model import Assumptions, Hardware
-from forecast.model.fast import _walls, fast_walls, in_draw_chunks, padded_size
+from forecast.model.fast import _walls, fast_walls, padded_size
 from forecast.model.search import find_walls
 
 AGREE_DEX = 0.05  # issue 11
@@ -107,46 +103,6 @@ def test_chunking_does_not_change_results():
     dm_big, lat_big = fast_walls(hw, a, chunk=4096)
     np.testing.assert_array_equal(dm7, dm_big)
     np.testing.assert_array_equal(lat7, lat_big)
-
-
-def test_chunks_run_side_by_side_in_one_pool_with_the_same_walls(monkeypatch):
-    """``in_draw_chunks`` runs the chunks of a call in the process's chunk pool
-    (``WALLCAST_CHUNK_THREADS``; 1: in the calling thread, as before), in order, and a call from
-    a pool worker runs in that worker instead of waiting on the pool it occupies."""
-    hw, a = comparison_draws(N_DRAWS, seed=7)
-    seen: list[str] = []
-
-    def doubled(h, aa):
-        seen.append(threading.current_thread().name)
-        if len(seen) == 1:  # a nested call from inside a chunk
-            inner = in_draw_chunks(lambda h2, a2: h2.flops, h, aa, chunk=3)[0]
-            np.testing.assert_array_equal(inner, np.asarray(h.flops))
-        return 2.0 * h.flops
-
-    results = {}
-    for threads in ("1", "3"):
-        monkeypatch.setenv("WALLCAST_CHUNK_THREADS", threads)
-        seen.clear()
-        (results[threads],) = in_draw_chunks(doubled, hw, a, chunk=5)
-        names = set(seen[:1] + seen[2:])  # without the nested call's own chunks
-        if threads == "1":
-            assert names == {threading.current_thread().name}
-        else:
-            assert names and all(n.startswith("wallcast-chunks") for n in names)
-    np.testing.assert_array_equal(results["1"], 2.0 * np.asarray(hw.flops))  # in order
-    np.testing.assert_array_equal(results["3"], results["1"])
-    walls = {}
-    for threads in ("1", "2"):
-        monkeypatch.setenv("WALLCAST_CHUNK_THREADS", threads)
-        walls[threads] = fast_walls(hw, a, chunk=7)
-    for one, side_by_side in zip(walls["1"], walls["2"], strict=True):
-        np.testing.assert_array_equal(one, side_by_side)
-    for bad in ("0", "two", "-1", "1.5"):
-        monkeypatch.setenv("WALLCAST_CHUNK_THREADS", bad)
-        with pytest.raises(WallcastError, match="WALLCAST_CHUNK_THREADS"):
-            chunk_threads()
-    monkeypatch.delenv("WALLCAST_CHUNK_THREADS")
-    assert 1 <= chunk_threads() <= MAX_CHUNK_THREADS
 
 
 def test_calls_of_different_sizes_share_a_compiled_shape():
