@@ -210,13 +210,13 @@ def fit_joint(
             try:
                 gate(tree)
             except ConvergenceError as second:
-                raise ConvergenceError(
+                raise ConvergenceError(  # one message, one hint (not the second's own)
                     second.failures,
-                    chains=second.chains,
-                    draws=second.draws,
+                    chains=second.chains or num_chains,
+                    draws=second.draws or num_samples,
                     extended_from=requested_samples,
                     first_refusal=refusal.summary,
-                ) from second
+                ) from None
             report = convergence_report(tree)
             extension = {
                 "requested_samples": requested_samples,

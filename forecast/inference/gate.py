@@ -59,7 +59,8 @@ class ConvergenceError(WallcastError):
             if diagnostic == "divergences":
                 parts.append(f"{int(value)} divergent transitions (max {int(threshold)})")
             elif diagnostic == "r_hat":
-                parts.append(f"r_hat of {parameter} is {value:.4g} (max {threshold:g})")
+                # five digits: 1.0104 must not read as the limit 1.01
+                parts.append(f"r_hat of {parameter} is {value:.5g} (max {threshold:g})")
             else:
                 per_chain = (
                     f" = {threshold / chains:g} per chain x {chains} chains"
@@ -81,8 +82,10 @@ class ConvergenceError(WallcastError):
             now_chains = f" (now {chains})" if chains else ""
             self.hint = (
                 f"increase --draws beyond {draws} or --chains{now_chains}, or try another --seed "
-                f"(--draws {draws} with this seed repeats this run)"
+                f"(this seed with --draws {extended_from} repeats this run)"
             )
+            if "divergences" in {f[0] for f in failures}:
+                self.hint += "; divergent transitions: check the priors"
         super().__init__(f"{message}; {self.hint}" if self.hint else message)
 
     def __reduce__(self):
@@ -90,18 +93,25 @@ class ConvergenceError(WallcastError):
         # and process pools pickle the exceptions of the tasks they run
         return (
             _rebuild_convergence_error,
-            (self.failures, self.chains, self.draws, self.extended_from, self.first_refusal),
+            (type(self), self.failures, self.chains, self.draws),
+            {"extended_from": self.extended_from, "first_refusal": self.first_refusal}
+            | self.__dict__,  # the rest (notes, ...) as it was
         )
 
+    def __setstate__(self, state: dict) -> None:
+        if state.get("extended_from") is not None:  # the message of an extended run
+            self.__init__(
+                self.failures,
+                chains=self.chains,
+                draws=self.draws,
+                extended_from=state["extended_from"],
+                first_refusal=state.get("first_refusal"),
+            )
+        self.__dict__.update(state)
 
-def _rebuild_convergence_error(failures, chains, draws, extended_from, first_refusal):
-    return ConvergenceError(
-        failures,
-        chains=chains,
-        draws=draws,
-        extended_from=extended_from,
-        first_refusal=first_refusal,
-    )
+
+def _rebuild_convergence_error(cls, failures, chains, draws):
+    return cls(failures, chains=chains, draws=draws)
 
 
 def _convergence_hint(diagnostics: set[str], chains: int | None, draws: int | None) -> str:
@@ -182,7 +192,8 @@ NEAR_MISS_ESS_SHARE = 0.5
 def near_miss(error: ConvergenceError) -> bool:
     """Whether the same chains run twice as long can be expected to pass the gate: no divergent
     transition (a longer run does not remove a region NUTS cannot integrate), R-hat at most
-    :data:`NEAR_MISS_RHAT_FACTOR` times as far above 1 as the gate's limit (1.02) and bulk ESS at least :data:`NEAR_MISS_ESS_SHARE` of its minimum.
+    :data:`NEAR_MISS_RHAT_FACTOR` times as far above 1 as the gate's limit (1.02) and bulk ESS at
+    least :data:`NEAR_MISS_ESS_SHARE` of its minimum.
 
     The gate's statistics vary from run to run: at the default 4 x 1,000 draws, the worst R-hat of
     the same fit ranged 1.004-1.012 between instruction sets of one CPU (a chain that visits the

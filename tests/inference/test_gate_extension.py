@@ -58,7 +58,7 @@ def test_a_near_miss_is_narrow_on_every_diagnostic(failures, narrow) -> None:
 
 def test_a_refusal_after_the_extension_says_so_once_and_survives_pickling() -> None:
     first = _refusal(NARROW)
-    assert first.summary == "r_hat of batch_tokens_2024 is 1.012 (max 1.01)"
+    assert first.summary == "r_hat of batch_tokens_2024 is 1.0116 (max 1.01)"
     assert str(first).endswith(
         "increase --draws (now 1000) or --chains (now 4), or lengthen --warmup"
     )
@@ -69,20 +69,27 @@ def test_a_refusal_after_the_extension_says_so_once_and_survives_pickling() -> N
         first_refusal=first.summary,
     )
     assert str(second) == (
-        "MCMC did not converge: r_hat of batch_noise_dex is 1.01 (max 1.01) at 2000 draws per "
+        "MCMC did not converge: r_hat of batch_noise_dex is 1.0104 (max 1.01) at 2000 draws per "
         "chain: the same chains run twice as long after a narrow refusal at 1000 (r_hat of "
-        "batch_tokens_2024 is 1.012 (max 1.01)); increase --draws beyond 2000 or --chains (now "
-        "4), or try another --seed (--draws 2000 with this seed repeats this run)"
+        "batch_tokens_2024 is 1.0116 (max 1.01)); increase --draws beyond 2000 or --chains (now "
+        "4), or try another --seed (this seed with --draws 1000 repeats this run)"
     )
     assert str(second).count("increase --draws") == 1
-    for error in (first, second):
+    second.add_note("raised by the fit task")
+    divergent = _refusal(
+        ("divergences", None, 2.0, 0.0), draws=2000, extended_from=1000, first_refusal="x"
+    )
+    assert str(divergent).endswith("; divergent transitions: check the priors")
+    for error in (first, second, divergent):
         again = pickle.loads(pickle.dumps(error))
         assert type(again) is ConvergenceError and str(again) == str(error)
-        assert (again.failures, again.draws, again.extended_from) == (
+        assert (again.failures, again.draws, again.extended_from, again.hint) == (
             error.failures,
             error.draws,
             error.extended_from,
+            error.hint,
         )
+        assert getattr(again, "__notes__", None) == getattr(error, "__notes__", None)
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +131,7 @@ def test_a_narrow_refusal_runs_the_same_chains_twice_as_long(extended) -> None:
     record = gate_extension(dict(tree.attrs))
     assert record is not None and json.loads(tree.attrs["gate_extension"]) == record
     assert (record["requested_samples"], record["samples"]) == (DRAWS, 2 * DRAWS)
-    assert record["refusal"] == "r_hat of batch_tokens_2024 is 1.012 (max 1.01)"
+    assert record["refusal"] == "r_hat of batch_tokens_2024 is 1.0116 (max 1.01)"
     assert record["r_hat"][1] >= 1.0 and record["ess_bulk"][1] > 0  # the passing run's worst
     assert len(record["nuts_seconds"]) == 2 and all(s > 0 for s in record["nuts_seconds"])
     assert tree.attrs["nuts_seconds"] == pytest.approx(sum(record["nuts_seconds"]))
@@ -209,7 +216,9 @@ def test_a_wide_refusal_and_a_second_refusal_are_final(inputs, monkeypatch) -> N
     assert f"at {2 * DRAWS} draws per chain: the same chains run twice as long after a " in str(
         info.value
     )
-    assert f"narrow refusal at {DRAWS} (r_hat of batch_noise_dex is 1.013" in str(info.value)
+    assert f"narrow refusal at {DRAWS} (r_hat of batch_noise_dex is 1.013 (max" in str(info.value)
+    assert str(info.value).count("increase --draws") == 1
+    assert info.value.__cause__ is None and info.value.__suppress_context__
 
     # extend=False, and no gate at all: the first run is the fit
     calls.clear()
