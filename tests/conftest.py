@@ -123,7 +123,7 @@ def own_prefect_cache(storage: Path):
 
 def refresh_small_forecast(outputs: Path) -> dict:
     """The ``refresh-forecast`` flow at the gated settings of :mod:`support.fit_settings` (the
-    default 4 chains x 1,000 draws: passes the convergence gate with margin on any CPU), two
+    default 4 chains x 1,000 draws: passes the convergence gate on any CPU measured), two
     scenarios, six output years, :data:`PUBLISHED_PROPAGATE_DRAWS` propagated draws, without
     reports."""
     from support.fit_settings import GATED_CHAINS, GATED_DRAWS, GATED_SEED

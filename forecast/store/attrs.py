@@ -161,8 +161,9 @@ def gate_extension(attrs: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def draws_description(attrs: dict[str, Any], chains: Any, draws: Any) -> str:
-    """ "4 chains × 1000 draws", or, for a fit the gate had run twice as long, "4 chains × 2000
-    draws (1000 asked: run twice as long after a narrow convergence refusal)"."""
+    """The run's size in words: ``4 chains × 1000 draws``, or, for a fit the gate had run twice
+    as long, ``4 chains × 2000 draws (1000 asked: run twice as long after a narrow convergence
+    refusal)``."""
     record = gate_extension(attrs)
     if record is None:
         return f"{chains} chains × {draws} draws"
