@@ -116,6 +116,13 @@ def _prior_group(
     return xr.Dataset(out, coords=coords)
 
 
+def _run_nuts(kernel: RaveledNUTS, rng_key: jax.Array, **settings: Any) -> MCMC:
+    """One NUTS run of ``kernel`` (``settings``: :class:`numpyro.infer.MCMC`'s keywords)."""
+    mcmc = MCMC(kernel, **settings)
+    mcmc.run(rng_key)
+    return mcmc
+
+
 @exclusive
 def fit_joint(
     data: JointData,
@@ -166,16 +173,15 @@ def fit_joint(
         nonlocal nuts_seconds
         t0 = time.perf_counter()
         # a kernel of its own per run: NumPyro's per-site kernel is not re-initialisable
-        kernel = RaveledNUTS(model, target_accept_prob=target_accept_prob)
-        mcmc = MCMC(
-            kernel,
+        mcmc = _run_nuts(
+            RaveledNUTS(model, target_accept_prob=target_accept_prob),
+            mcmc_key,
             num_warmup=num_warmup,
             num_samples=samples,
             num_chains=num_chains,
             chain_method=chain_method,
             progress_bar=progress_bar,
         )
-        mcmc.run(mcmc_key)
         nuts_seconds += time.perf_counter() - t0
         return mcmc
 
@@ -358,15 +364,15 @@ def fit_observations(
     kernel = RaveledNUTS(
         partial(trend_model, hardware, frontier, priors), target_accept_prob=target_accept_prob
     )
-    mcmc = MCMC(
+    mcmc = _run_nuts(
         kernel,
+        mcmc_key,
         num_warmup=num_warmup,
         num_samples=num_samples,
         num_chains=num_chains,
         chain_method=chain_method,
         progress_bar=progress_bar,
     )
-    mcmc.run(mcmc_key)
     samples = mcmc.get_samples()
     predictive = Predictive(
         partial(trend_model, hardware, frontier, priors, observed=False), posterior_samples=samples

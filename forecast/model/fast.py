@@ -348,31 +348,40 @@ def padded_size(n: int, chunk: int) -> int:
 
 
 def in_draw_chunks(
-    fn, hw: Hardware, a: Assumptions, extra: tuple = (), chunk: int = 256, size: int | None = None
+    fn,
+    hw: Hardware,
+    a: Assumptions,
+    extra: tuple = (),
+    chunk: int = 256,
+    size: int | None = None,
+    map_chunks=map,
 ) -> list[np.ndarray]:
     """``fn(hw, a, *extra)`` (a compiled call over 1-D draws, returning an array or a tuple of
     them) over the broadcast shape of every field of ``hw``, ``a`` and ``extra``: ``chunk``
     draws a call, each call padded (repeating its last draw) to ``size`` draws (default
     :func:`padded_size`), the outputs trimmed and reshaped to the broadcast shape (followed by
-    any axes an output has after its draws' axis).  The one
-    chunking loop of the fast paths, the cost functions and the planner."""
+    any axes an output has after its draws' axis).  ``map_chunks``: how the chunk calls are
+    run, in order (default one after another; ``benchmarks/core_throughput.py`` passes a thread
+    pool's ``map``).  The one chunking loop of the fast paths, the cost functions and the
+    planner."""
     fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
     total = flat[0].size
     size = padded_size(total, chunk) if size is None else size
     nh, na = len(hw), len(a)
-    parts = []
-    for start in range(0, max(total, 1), chunk):  # no draws: one call on a dummy, trimmed to 0
+
+    def call(start: int) -> list[np.ndarray]:
         part = [f[start : start + chunk] for f in flat]
         n = part[0].size
         part = [
             jnp.asarray(np.pad(p, (0, size - n), mode="edge") if n else np.ones(size)) for p in part
         ]
         res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :])
-        parts.append(
-            [np.asarray(r)[:n] for r in (res if isinstance(res, tuple | list) else (res,))]
-        )
+        return [np.asarray(r)[:n] for r in (res if isinstance(res, tuple | list) else (res,))]
+
+    # no draws: one call on a dummy, trimmed to 0
+    parts = list(map_chunks(call, range(0, max(total, 1), chunk)))
     # an output with axes after the draws' (a curve per draw) keeps them after the shape
     return [np.concatenate(c).reshape(shape + np.shape(c[0])[1:]) for c in zip(*parts, strict=True)]
 
