@@ -4,7 +4,29 @@ from __future__ import annotations
 
 
 class WallcastError(Exception):
-    """Base class of every error wallcast reports to a user."""
+    """Base class of every error wallcast reports to a user.
+
+    Every subclass survives pickling with its message and attributes, whatever its
+    ``__init__`` takes: Prefect, process pools and Dask workers pickle the exceptions of the
+    tasks they run, and the default (``cls(*args)``) would call a subclass's ``__init__`` with
+    the formatted message alone (``DataValidationError`` needs file, row, field and reason).
+    """
+
+    def __reduce__(self):
+        state = dict(self.__dict__)  # the attributes and notes, as they were
+        if isinstance(self, OSError):  # slots of OSError, not in __dict__; those set only
+            # (one set to None would print as "[Errno None] None: None")
+            slots = ("errno", "strerror", "filename", "filename2")
+            state |= {k: getattr(self, k) for k in slots if getattr(self, k) is not None}
+        return (_rebuild_error, (type(self), self.args), state)
+
+
+def _rebuild_error(cls: type[WallcastError], args: tuple) -> WallcastError:
+    """An instance of ``cls`` with ``args``, its ``__init__`` not called (pickle restores the
+    attributes it set)."""
+    error = cls.__new__(cls)
+    error.args = args
+    return error
 
 
 class DataValidationError(WallcastError, ValueError):

@@ -88,31 +88,6 @@ class ConvergenceError(WallcastError):
                 self.hint += "; divergent transitions: check the priors"
         super().__init__(f"{message}; {self.hint}" if self.hint else message)
 
-    def __reduce__(self):
-        # rebuilt from its parts (the default would pass the message as ``failures``): Prefect
-        # and process pools pickle the exceptions of the tasks they run
-        return (
-            _rebuild_convergence_error,
-            (type(self), self.failures, self.chains, self.draws),
-            {"extended_from": self.extended_from, "first_refusal": self.first_refusal}
-            | self.__dict__,  # the rest (notes, ...) as it was
-        )
-
-    def __setstate__(self, state: dict) -> None:
-        if state.get("extended_from") is not None:  # the message of an extended run
-            self.__init__(
-                self.failures,
-                chains=self.chains,
-                draws=self.draws,
-                extended_from=state["extended_from"],
-                first_refusal=state.get("first_refusal"),
-            )
-        self.__dict__.update(state)
-
-
-def _rebuild_convergence_error(cls, failures, chains, draws):
-    return cls(failures, chains=chains, draws=draws)
-
 
 def _convergence_hint(diagnostics: set[str], chains: int | None, draws: int | None) -> str:
     """What to change: more draws (R-hat, ESS), more chains (ESS), or another seed (divergences)."""
