@@ -17,10 +17,12 @@ the code version.
 
 JAX runs in float64, set by :func:`forecast.config.runtime.init_jax` (every fit calls it first),
 so that log10 values around 25 and the summed log density do not carry float32's ~7-digit
-rounding. Chains run ``"vectorized"`` on CPU by default, which needs no extra host devices (the
-joint fit's time is measured in BENCHMARKS.md, section 2). ``init_jax`` can still set
-``numpyro.set_host_device_count`` for ``chain_method="parallel"``, which only works before JAX
-first initialises its backend.
+rounding. Chains run ``"unbatched"`` by default (:func:`forecast.inference.sampler.unbatched_chains`:
+each chain a run of its own, one after another, no chain waiting in lock step for the others'
+trees; the joint fit's time is measured in BENCHMARKS.md, section 2). NumPyro's
+``"vectorized"``, ``"sequential"`` and ``"parallel"`` are still accepted; ``init_jax`` can set
+``numpyro.set_host_device_count`` for ``"parallel"``, which only works before JAX first
+initialises its backend.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from forecast.inference.gate import (
 )
 from forecast.inference.loo import loo_checks
 from forecast.inference.run_predictions import predicted_runs
-from forecast.inference.sampler import RaveledNUTS
+from forecast.inference.sampler import UNBATCHED, RaveledNUTS, mcmc_chain_method
 from forecast.priors import PriorSet
 from forecast.priors.registry import FITTED_INPUTS
 from forecast.stats.joint import (
@@ -117,7 +119,9 @@ def _prior_group(
 
 
 def _run_nuts(kernel: RaveledNUTS, rng_key: jax.Array, **settings: Any) -> MCMC:
-    """One NUTS run of ``kernel`` (``settings``: :class:`numpyro.infer.MCMC`'s keywords)."""
+    """One NUTS run of ``kernel`` (``settings``: :class:`numpyro.infer.MCMC`'s keywords; the
+    chain method by its name, :func:`forecast.inference.sampler.mcmc_chain_method`)."""
+    settings["chain_method"] = mcmc_chain_method(settings["chain_method"])
     mcmc = MCMC(kernel, **settings)
     mcmc.run(rng_key)
     return mcmc
@@ -134,7 +138,7 @@ def fit_joint(
     num_chains: int = 4,
     num_warmup: int = DEFAULT_DRAWS,
     num_samples: int = DEFAULT_DRAWS,
-    chain_method: str = "vectorized",
+    chain_method: str = UNBATCHED,
     target_accept_prob: float = TARGET_ACCEPT_PROB,
     progress_bar: bool = False,
     law_prior_source: Mapping[str, Any] | None = None,
@@ -336,7 +340,7 @@ def fit_observations(
     num_chains: int = 4,
     num_warmup: int = DEFAULT_DRAWS,
     num_samples: int = DEFAULT_DRAWS,
-    chain_method: str = "vectorized",
+    chain_method: str = UNBATCHED,
     target_accept_prob: float = 0.9,
     progress_bar: bool = False,
 ) -> xr.DataTree:

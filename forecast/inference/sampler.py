@@ -29,12 +29,16 @@ from functools import partial
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 from numpyro.infer import NUTS
 from numpyro.infer.hmc import hmc
 from numpyro.infer.hmc_util import euclidean_kinetic_energy
 from numpyro.infer.util import ParamInfo
 from numpyro.util import is_prng_key
+
+UNBATCHED = "unbatched"
+"""The fits' chain method (:func:`mcmc_chain_method`): each chain a run of its own, one after another."""
 
 RAVELED_SITE = "__raveled_sites__"
 """The one key of the position NUTS sees (the model has no site of this name)."""
@@ -123,3 +127,29 @@ class RaveledNUTS(NUTS):
             "RaveledNUTS cannot be the inner kernel of a composite kernel (its position is one "
             "raveled vector, not the model's sites): use numpyro.infer.NUTS there"
         )
+
+
+def unbatched_chains(single_chain):
+    """A chain method for :class:`numpyro.infer.MCMC` (its ``chain_method`` takes a callable that
+    maps the one-chain run over the chains' stacked keys and states): each chain a run of its
+    own of one compiled program, one after another, instead of all chains in lock step
+    (``"vectorized"``), where every NUTS iteration lasts as long as the longest tree of any
+    chain. The draws of a chain depend on its key only, not on the chains beside it; they are
+    NumPyro's ``"parallel"`` method's draws without its extra devices (BENCHMARKS.md section 2:
+    the joint fit's NUTS 1.4-1.7x faster than vectorized on 2 cores, less CPU). ``"parallel"``
+    over host devices gained nothing here: XLA ran the devices' programs one after another."""
+    compiled = jax.jit(single_chain)  # one compilation for every chain
+
+    def run(stacked):
+        chains = jax.tree.leaves(stacked)[0].shape[0]
+        runs = [compiled(jax.tree.map(lambda x, i=i: x[i], stacked)) for i in range(chains)]
+        return jax.tree.map(lambda *parts: jnp.stack(parts), *runs)
+
+    return run
+
+
+def mcmc_chain_method(name: str):
+    """What :class:`numpyro.infer.MCMC` takes for a chain method's name: :func:`unbatched_chains`
+    for :data:`UNBATCHED`, NumPyro's own names (``"vectorized"``, ``"sequential"``,
+    ``"parallel"``) as they are."""
+    return unbatched_chains if name == UNBATCHED else name

@@ -135,7 +135,9 @@ def test_a_narrow_refusal_runs_the_same_chains_twice_as_long(extended) -> None:
     assert record["r_hat"][1] >= 1.0 and record["ess_bulk"][1] > 0  # the passing run's worst
     assert len(record["nuts_seconds"]) == 2 and all(s > 0 for s in record["nuts_seconds"])
     assert tree.attrs["nuts_seconds"] == pytest.approx(sum(record["nuts_seconds"]))
-    assert json.loads(tree.attrs["model_config"])["num_samples"] == 2 * DRAWS
+    config = json.loads(tree.attrs["model_config"])
+    assert config["num_samples"] == 2 * DRAWS
+    assert config["chain_method"] == "unbatched"  # the fits' default: each chain its own run
     assert tree["prior"].sizes["draw"] == 2 * DRAWS  # shaped like the posterior
     assert draws_description(dict(tree.attrs), CHAINS, DRAWS) == (
         f"{CHAINS} chains × {2 * DRAWS} draws ({DRAWS} asked: run twice as long after a narrow "

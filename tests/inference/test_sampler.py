@@ -15,7 +15,7 @@ import pytest
 from numpyro.infer import MCMC, NUTS
 
 from forecast.config.runtime import init_jax
-from forecast.inference.sampler import RAVELED_SITE, RaveledNUTS
+from forecast.inference.sampler import RAVELED_SITE, UNBATCHED, RaveledNUTS, mcmc_chain_method
 
 init_jax()
 
@@ -61,12 +61,15 @@ def test_the_raveled_sampler_takes_numpyros_steps():
     )
 
 
-def test_the_raveled_sampler_draws_the_exact_posterior():
+@pytest.mark.parametrize("method", ["sequential", UNBATCHED])
+def test_the_raveled_sampler_draws_the_exact_posterior(method):
     """Conjugate normal means (prior N(0, 10^2), five observations of unit noise each), and the
     prior where no data reach (tau log-normal, a standard normal): 4 x 2,000 draws within four
     Monte Carlo standard errors of the exact moments; the draws carry the model's sites only.
-    Chains one after the other: one key each, the other initialisation path of the raveling."""
-    kernel, mcmc = _run(RaveledNUTS, 2000, "sequential", chains=4, seed=7)
+    Chains one after the other: one key each, the other initialisation path of the raveling
+    (``"sequential"`` initialises the chains together, the fits' ``"unbatched"`` each chain
+    inside its own compiled run)."""
+    kernel, mcmc = _run(RaveledNUTS, 2000, mcmc_chain_method(method), chains=4, seed=7)
     assert kernel.raveled
     draws = mcmc.get_samples()
     assert set(draws) == {"mu", "tau", "a"} and RAVELED_SITE not in draws
