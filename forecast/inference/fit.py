@@ -20,9 +20,12 @@ so that log10 values around 25 and the summed log density do not carry float32's
 rounding. Chains run ``"unbatched"`` by default (:func:`forecast.inference.sampler.unbatched_chains`:
 each chain a run of its own, one after another, no chain waiting in lock step for the others'
 trees; the joint fit's time is measured in BENCHMARKS.md, section 2). NumPyro's
-``"vectorized"``, ``"sequential"`` and ``"parallel"`` are still accepted; ``init_jax`` can set
+``"vectorized"``, ``"sequential"`` and ``"parallel"`` are still accepted (``"vectorized"`` is
+the one to pass on a GPU, where four chains in lock step cost little more than one, and where
+a progress bar is wanted: NumPyro shows none for a chain method of its own); ``init_jax`` can set
 ``numpyro.set_host_device_count`` for ``"parallel"``, which only works before JAX first
-initialises its backend.
+initialises its backend. A chain that cannot start raises
+:class:`~forecast.inference.sampler.SamplerStartError`.
 """
 
 from __future__ import annotations
@@ -57,7 +60,12 @@ from forecast.inference.gate import (
 )
 from forecast.inference.loo import loo_checks
 from forecast.inference.run_predictions import predicted_runs
-from forecast.inference.sampler import UNBATCHED, RaveledNUTS, mcmc_chain_method
+from forecast.inference.sampler import (
+    UNBATCHED,
+    RaveledNUTS,
+    mcmc_chain_method,
+    require_finite_start,
+)
 from forecast.priors import PriorSet
 from forecast.priors.registry import FITTED_INPUTS
 from forecast.stats.joint import (
@@ -124,6 +132,7 @@ def _run_nuts(kernel: RaveledNUTS, rng_key: jax.Array, **settings: Any) -> MCMC:
     settings["chain_method"] = mcmc_chain_method(settings["chain_method"])
     mcmc = MCMC(kernel, **settings)
     mcmc.run(rng_key)
+    require_finite_start(mcmc)  # unbatched chains start inside a compiled program: NumPyro can't
     return mcmc
 
 

@@ -89,6 +89,12 @@ class ConvergenceError(WallcastError):
         super().__init__(f"{message}; {self.hint}" if self.hint else message)
 
 
+def _rebuild_convergence_error(cls, failures, chains, draws):
+    """Rebuilds a :class:`ConvergenceError` pickled before :class:`WallcastError` pickled every
+    subclass (a failed task's result Prefect stored then refers to this function)."""
+    return cls(failures, chains=chains, draws=draws)
+
+
 def _convergence_hint(diagnostics: set[str], chains: int | None, draws: int | None) -> str:
     """What to change: more draws (R-hat, ESS), more chains (ESS), or another seed (divergences)."""
     now_draws = f" (now {draws})" if draws else ""

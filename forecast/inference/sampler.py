@@ -30,12 +30,15 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.flatten_util import ravel_pytree
 from numpyro.infer import NUTS
 from numpyro.infer.hmc import hmc
 from numpyro.infer.hmc_util import euclidean_kinetic_energy
 from numpyro.infer.util import ParamInfo
 from numpyro.util import is_prng_key
+
+from forecast.config.errors import WallcastError
 
 UNBATCHED = "unbatched"
 """The fits' chain method (:func:`mcmc_chain_method`): each chain a run of its own, one after another."""
@@ -146,6 +149,26 @@ def unbatched_chains(single_chain):
         return jax.tree.map(lambda *parts: jnp.stack(parts), *runs)
 
     return run
+
+
+class SamplerStartError(WallcastError, RuntimeError):
+    """NUTS found no starting point: the model's log density was not finite where its chains
+    began (NumPyro raises this itself only where the start-up runs outside a compiled program,
+    not in :func:`unbatched_chains`)."""
+
+
+def require_finite_start(mcmc) -> None:
+    """Raise :class:`SamplerStartError` where a chain of ``mcmc`` (run) ended at a point of
+    non-finite potential energy: a chain that starts where the log density is not finite never
+    moves (every proposal diverges), so its last state says so."""
+    energy = np.asarray(getattr(mcmc.last_state, "potential_energy", 0.0), dtype=float)
+    stuck = np.flatnonzero(~np.isfinite(energy.reshape(-1)))
+    if stuck.size:
+        raise SamplerStartError(
+            f"NUTS could not start: the model's log density is not finite where chain(s) "
+            f"{', '.join(str(int(c)) for c in stuck)} of {energy.size} began; check the priors "
+            "(a prior with no mass where the data are, a bound the data cross) and the data"
+        )
 
 
 def mcmc_chain_method(name: str):

@@ -35,6 +35,7 @@ def _examples() -> dict[str, WallcastError]:
     from forecast.config.filelock import LockBusyError
     from forecast.data.ingest import IngestRefusedError, IngestWriteError
     from forecast.inference.gate import ConvergenceError
+    from forecast.inference.sampler import SamplerStartError
     from forecast.model.accelerators import PrecisionUnavailableError
     from forecast.priors.parsing import PriorError, Problem
     from forecast.queries.answers import QueryError
@@ -66,6 +67,7 @@ def _examples() -> dict[str, WallcastError]:
             first_refusal="r_hat of slope[flops] is 1.0116 (max 1.01)",
         ),
         PrecisionUnavailableError("TPU v2 has no fp8 FLOP/s"),
+        SamplerStartError("NUTS could not start: chain(s) 0, 1 of 4"),
         PriorError("priors/x.toml", [Problem("latency.kernel_us", 12, "p10 above p50")]),
         QueryError("unknown wall 'memory'"),
         NoAcceleratorWallsError("this forecast holds no accelerator walls"),

@@ -15,7 +15,14 @@ import pytest
 from numpyro.infer import MCMC, NUTS
 
 from forecast.config.runtime import init_jax
-from forecast.inference.sampler import RAVELED_SITE, UNBATCHED, RaveledNUTS, mcmc_chain_method
+from forecast.inference.fit import _run_nuts
+from forecast.inference.sampler import (
+    RAVELED_SITE,
+    UNBATCHED,
+    RaveledNUTS,
+    SamplerStartError,
+    mcmc_chain_method,
+)
 
 init_jax()
 
@@ -116,3 +123,29 @@ def test_the_raveled_kernel_keeps_numpyros_interface():
         jax.random.PRNGKey(0), Y, GROUP
     )
     assert not structured.raveled
+
+
+def nowhere_model():
+    """A log density that is -inf wherever NUTS may start (x within +-2 on the unconstrained
+    scale): no valid initial point exists."""
+    x = numpyro.sample("x", dist.Normal(0.0, 1.0))
+    numpyro.factor("nowhere", jnp.where(x > 100.0, 0.0, -jnp.inf))
+
+
+@pytest.mark.parametrize("method", ["vectorized", UNBATCHED])
+def test_a_model_that_cannot_start_is_refused_by_name(method):
+    """NumPyro refuses a start with no valid point only where it starts outside a compiled
+    program ("vectorized"); unbatched chains start inside one, so the fits check the chains'
+    last potential energy instead (a chain that never started never moved)."""
+    settings = dict(num_warmup=5, num_samples=5, num_chains=2, progress_bar=False)
+    with pytest.raises((SamplerStartError, RuntimeError)) as caught:
+        _run_nuts(
+            RaveledNUTS(nowhere_model), jax.random.PRNGKey(0), chain_method=method, **settings
+        )
+    if method == UNBATCHED:
+        assert isinstance(caught.value, SamplerStartError)
+        assert str(caught.value).startswith(
+            "NUTS could not start: the model's log density is not finite where chain(s) 0, 1 of 2"
+        )
+    else:
+        assert "Cannot find valid initial parameters" in str(caught.value)

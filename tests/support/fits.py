@@ -50,8 +50,9 @@ def fit_trends(
         Split into the MCMC key and the posterior-predictive key.
     num_chains, num_warmup, num_samples : int
         NUTS settings.
-    chain_method : {"vectorized", "sequential", "parallel"}
-        How chains run; ``"vectorized"`` is fastest on CPU.
+    chain_method : {"vectorized", "sequential", "parallel", "unbatched"}
+        How chains run (the trend-model tests' fits keep ``"vectorized"``, the chain method
+        their expectations were measured with; the production fits run ``"unbatched"``).
     target_accept_prob : float
         NUTS target acceptance.
     progress_bar : bool
