@@ -138,9 +138,10 @@ def unbatched_chains(single_chain):
     own of one compiled program, one after another, instead of all chains in lock step
     (``"vectorized"``), where every NUTS iteration lasts as long as the longest tree of any
     chain. The draws of a chain depend on its key only, not on the chains beside it; they are
-    NumPyro's ``"parallel"`` method's draws without its extra devices (BENCHMARKS.md section 2:
-    the joint fit's NUTS 1.4-1.7x faster than vectorized on 2 cores, less CPU). ``"parallel"``
-    over host devices gained nothing here: XLA ran the devices' programs one after another."""
+    NumPyro's ``"parallel"`` method's draws without its extra devices. BENCHMARKS.md section 2:
+    the joint fit's NUTS in a new process 1.79x faster than vectorized (mostly compilation: the
+    batched tree building compiles slower; the sampling itself about the same), a cold fit ~10 s
+    and ~13 s of CPU less; ``"parallel"`` over host devices gained nothing on 2 cores."""
     compiled = jax.jit(single_chain)  # one compilation for every chain
 
     def run(stacked):
