@@ -37,6 +37,7 @@ _EVENTS = {
 _current = ["<outside a test>"]
 _by_test: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 _by_function: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+_by_pair: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 _listening = [False]
 
 
@@ -44,7 +45,9 @@ def _listener(event: str, duration: float, **kwargs) -> None:
     kind = _EVENTS.get(event)
     if kind is None:
         return
-    for table, key in ((_by_test, _current[0]), (_by_function, kwargs.get("fun_name", "?"))):
+    function = kwargs.get("fun_name", "?")
+    pair = f"{function} in {_current[0]}"
+    for table, key in ((_by_test, _current[0]), (_by_function, function), (_by_pair, pair)):
         table[key][kind] += duration
         table[key][f"{kind}_n"] += 1
 
@@ -82,6 +85,7 @@ def pytest_sessionfinish(session) -> None:
     record = {
         "tests": {k: dict(v) for k, v in _by_test.items()},
         "functions": {k: dict(v) for k, v in _by_function.items()},
+        "pairs": {k: dict(v) for k, v in _by_pair.items()},
     }
     Path(folder, f"{worker}.json").write_text(json.dumps(record, indent=0))
 
@@ -92,12 +96,15 @@ def pytest_sessionfinish(session) -> None:
 def summarize(folder: Path, top: int) -> str:
     tests: dict[str, collections.Counter] = {}
     functions: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    pairs: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for path in sorted(folder.glob("*.json")):
         record = json.loads(path.read_text())
         for name, values in record["tests"].items():
             tests[f"{path.stem} {name}"] = collections.Counter(values)
         for name, values in record["functions"].items():
             functions[name].update(values)
+        for name, values in record.get("pairs", {}).items():
+            pairs[name].update(values)
     total = sum(tests.values(), collections.Counter())
     wall, comp = total["wall"], total["compile"]
     trace_lower = total["trace"] + total["lower"]
@@ -116,6 +123,9 @@ def summarize(folder: Path, top: int) -> str:
     print("\nfunctions compiled most:")
     for name, v in sorted(functions.items(), key=lambda kv: -kv[1]["compile"])[:top]:
         print(f"  {v['compile']:6.1f} s in {v['compile_n']:4.0f} compilations  {name[:70]}")
+    print("\nfunctions compiled most, per test:")
+    for name, v in sorted(pairs.items(), key=lambda kv: -kv[1]["compile"])[:top]:
+        print(f"  {v['compile']:6.1f} s in {v['compile_n']:4.0f} compilations  {name[:120]}")
     share = (comp + trace_lower) / wall if wall else float("nan")
     return (
         f"test_seconds={wall:.0f} compile_seconds={comp:.0f} "
