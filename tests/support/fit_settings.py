@@ -8,7 +8,8 @@ of ~40 R-hats reached 1.012 on an AVX2 machine with a seed that passed on an AVX
 the Epoch priors' fit at seed 3 reached 1.0116, and with the chains unbatched (since 2026-12-07)
 the same fit reached 1.0125 natively on AVX2 (one refusal in 50 fits). Such a narrow refusal runs
 the same chains twice as long (`forecast.inference.gate.near_miss`), so a test's fit passes on any
-CPU measured without a chosen seed. Tests that check the gate itself use deliberately unconverged fits instead.
+CPU measured without a chosen seed. Tests that check the gate itself use deliberately unconverged
+fits instead.
 """
 
 from forecast.config.settings import DEFAULT_CHAINS, DEFAULT_DRAWS
