@@ -10,7 +10,8 @@ The plugin listens to JAX's monitoring events (``jax.monitoring``: the durations
 function to a jaxpr, lowering it to StableHLO, and the backend compile, which includes reading a
 program from the persistent compilation cache) and adds them up per test (setup, call and
 teardown together) and per compiled function, with the test's own wall clock; each pytest process
-(an xdist worker) writes ``<worker>.json`` into ``COMPILE_PROFILE_DIR`` at the end. What a test
+(an xdist worker) writes ``<worker>.json`` into ``COMPILE_PROFILE_DIR`` at the end (use an empty
+folder: the summary adds up every file in it). What a test
 runs in a subprocess (``wallcast serve``, the CLI tests' commands) is not seen.
 
 The summary prints the totals, the tests that spend most on compiling and the functions compiled
@@ -82,6 +83,7 @@ def pytest_sessionfinish(session) -> None:
     if not folder:
         return
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    Path(folder).mkdir(parents=True, exist_ok=True)
     record = {
         "tests": {k: dict(v) for k, v in _by_test.items()},
         "functions": {k: dict(v) for k, v in _by_function.items()},
@@ -105,14 +107,18 @@ def summarize(folder: Path, top: int) -> str:
             functions[name].update(values)
         for name, values in record.get("pairs", {}).items():
             pairs[name].update(values)
+    outside = {k: v for k, v in tests.items() if k.split(" ", 1)[1].startswith("<")}
+    tests = {k: v for k, v in tests.items() if k not in outside}
     total = sum(tests.values(), collections.Counter())
     wall, comp = total["wall"], total["compile"]
     trace_lower = total["trace"] + total["lower"]
+    between = sum(outside.values(), collections.Counter())
     print(
-        f"{len(tests)} tests, {wall:.0f} s of test wall clock (both workers' sum); compiling "
+        f"{len(tests)} tests, {wall:.0f} s of test wall clock (the workers' sum); compiling "
         f"{comp:.0f} s ({total['compile_n']:.0f} programs, persistent-cache reads included), "
         f"tracing {total['trace']:.0f} s, lowering {total['lower']:.0f} s; the persistent cache "
-        f"saved {total['cache_saved']:.0f} s ({total['cache_saved_n']:.0f} hits)"
+        f"saved {total['cache_saved']:.0f} s ({total['cache_saved_n']:.0f} hits); outside the "
+        f"tests (collection, between tests) compiling {between['compile']:.1f} s"
     )
     print(f"\ntests that compile most (of {len(tests)}):")
     for name, v in sorted(tests.items(), key=lambda kv: -kv[1]["compile"])[:top]:
