@@ -117,11 +117,20 @@ def jax_cache_dir() -> Path | None:
     return Path(base).expanduser() / "wallcast" / "jax"
 
 
+#: Seconds a program must take to compile to be kept in the ``wallcast`` commands' cache: every
+#: program (unless ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS`` says otherwise). A fit compiles
+#: ~330 programs, most of them NumPyro's one-op programs of ~0.05-0.1 s each; keeping them all made
+#: a refit on a warm machine 16.5-17.4 s instead of 28.9-34.7 s with only those of 0.5 s or more
+#: kept (25.0 s at 0.1 s), for 3.1 MB of cache instead of 1.6 MB (BENCHMARKS.md section 7,
+#: ``benchmarks/warm_refit.py``). No size limit is set, so JAX never scans the folder on a write.
+JAX_CACHE_MIN_COMPILE_SECONDS = 0.0
+
+
 def configure_jax_cache() -> Path | None:
     """Point JAX's persistent compilation cache at :func:`jax_cache_dir` through the environment
-    (read when JAX is imported, so commands that never import JAX stay without it). Programs that
-    took at least 0.5 s to compile are kept. An explicit ``JAX_COMPILATION_CACHE_DIR`` wins; a
-    folder that cannot be created means no cache. Returns the folder in use, or None."""
+    (read when JAX is imported, so commands that never import JAX stay without it). Every program
+    is kept (:data:`JAX_CACHE_MIN_COMPILE_SECONDS`). An explicit ``JAX_COMPILATION_CACHE_DIR``
+    wins; a folder that cannot be created means no cache. Returns the folder in use, or None."""
     if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         return Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
     folder = jax_cache_dir()
@@ -132,5 +141,7 @@ def configure_jax_cache() -> Path | None:
     except OSError:
         return None
     os.environ["JAX_COMPILATION_CACHE_DIR"] = str(folder)
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+    os.environ.setdefault(
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(JAX_CACHE_MIN_COMPILE_SECONDS)
+    )
     return folder

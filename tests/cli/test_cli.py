@@ -187,10 +187,17 @@ def test_jax_compilation_cache_folder_follows_the_environment(monkeypatch, tmp_p
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert paths.jax_cache_dir() == tmp_path / "xdg" / "wallcast" / "jax"
     monkeypatch.setenv("WALLCAST_JAX_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", raising=False)
     assert paths.configure_jax_cache() == tmp_path / "c" and (tmp_path / "c").is_dir()
     import os
 
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "c")
+    # every program is kept (a warm refit ~1.8x faster than keeping those of 0.5 s and more)
+    assert float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]) == 0.0
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")  # a user's own wins
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
+    assert paths.configure_jax_cache() == tmp_path / "c"
+    assert os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0.5"
     monkeypatch.setenv("WALLCAST_JAX_CACHE_DIR", str(tmp_path / "file"))
     (tmp_path / "file").write_text("not a folder")
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
