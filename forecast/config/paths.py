@@ -119,10 +119,12 @@ def jax_cache_dir() -> Path | None:
 
 #: Seconds a program must take to compile to be kept in the ``wallcast`` commands' cache: every
 #: program (unless ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS`` says otherwise). A fit compiles
-#: ~330 programs, most of them NumPyro's one-op programs of ~0.05-0.1 s each; keeping them all made
-#: a refit on a warm machine 16.5-17.4 s instead of 28.9-34.7 s with only those of 0.5 s or more
-#: kept (25.0 s at 0.1 s), for 3.1 MB of cache instead of 1.6 MB (BENCHMARKS.md section 7,
-#: ``benchmarks/warm_refit.py``). No size limit is set, so JAX never scans the folder on a write.
+#: ~330 programs, most of them NumPyro's small one-op programs; keeping them all made a refit of
+#: the same data on a warm machine 16.5-17.4 s instead of 28.9-34.7 s with only those of 0.5 s or
+#: more kept (25.0 s at 0.1 s), for 3.1 MB of cache instead of 1.6 MB (BENCHMARKS.md section 7,
+#: ``benchmarks/warm_refit.py``). No size limit is set, so JAX never scans the folder on a write,
+#: and takes no lock: an entry cut short by a killed process is reported by JAX with a warning and
+#: compiled again at each use until the folder is deleted.
 JAX_CACHE_MIN_COMPILE_SECONDS = 0.0
 
 
@@ -130,7 +132,8 @@ def configure_jax_cache() -> Path | None:
     """Point JAX's persistent compilation cache at :func:`jax_cache_dir` through the environment
     (read when JAX is imported, so commands that never import JAX stay without it). Every program
     is kept (:data:`JAX_CACHE_MIN_COMPILE_SECONDS`). An explicit ``JAX_COMPILATION_CACHE_DIR``
-    wins; a folder that cannot be created means no cache. Returns the folder in use, or None."""
+    wins, with JAX's own threshold (1 s) unless ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS`` is
+    set too; a folder that cannot be created means no cache. Returns the folder in use, or None."""
     if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         return Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
     folder = jax_cache_dir()
