@@ -63,7 +63,6 @@ def main() -> None:
     )
     prior_set = list(inputs.scenarios.values())[-1]
     rows = []
-    chain_method = None
     for seed in _seeds(args.seeds):
         start = time.perf_counter()
         dt = forecast_job.fit(
@@ -77,7 +76,6 @@ def main() -> None:
         )
         seconds = time.perf_counter() - start
         rep = convergence_report(dt)
-        chain_method = json.loads(dt.attrs["model_config"]).get("chain_method")
         row = {
             "seed": seed,
             "r_hat": rep["r_hat"][1],
@@ -104,7 +102,7 @@ def main() -> None:
         "draws": args.draws,
         "warmup": args.warmup,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "chain_method": chain_method,
+        "chain_method": json.loads(dt.attrs["model_config"]).get("chain_method"),  # every fit's
         "rows": rows,
         "worst_r_hat": max(r["r_hat"] for r in rows),
         "worst_ess_bulk": min(r["ess_bulk"] for r in rows),
