@@ -7,8 +7,10 @@ from running side by side (BENCHMARKS.md section 11).
     two "cores" together over one (2.0 on two physical cores; about 1.3 on two hyperthreads of
     one, or on an oversubscribed host).
 (b) ``forecast.model.fast.fast_walls`` on ``--draws`` random draws (chunks of 256), its chunks one
-    after another (``in_draw_chunks``, as shipped) and in a pool of two threads (JAX releases the
-    GIL while a compiled call runs), alternately, best of two; the walls must be identical.
+    after another (``in_draw_chunks`` with ``map_chunks=map``: as shipped before 2026-12-07) and
+    in a pool of two threads (JAX releases the GIL while a compiled call runs), alternately, best
+    of two; the walls must be identical.  (``benchmarks/chunk_threads.py`` times the shipped
+    policy, helper threads borrowed per search, against one thread.)
 
 Last line: ``two_process_throughput=<x> threaded_chunks_speedup=<y> identical=<bool>``.
 """
@@ -62,6 +64,9 @@ def main() -> None:
     shipped = fast.in_draw_chunks
     pool = ThreadPoolExecutor(2)
 
+    def sequential_chunks(*args, **kwargs):  # the shipped loop, its chunk calls one by one
+        return shipped(*args, **kwargs, map_chunks=map)
+
     def threaded_chunks(*args, **kwargs):  # the shipped loop, its chunk calls on two threads
         return shipped(*args, **kwargs, map_chunks=pool.map)
 
@@ -69,7 +74,7 @@ def main() -> None:
     times = {"sequential": [], "threads": []}
     results = {}
     for _ in range(2):
-        for name, chunks in (("sequential", shipped), ("threads", threaded_chunks)):
+        for name, chunks in (("sequential", sequential_chunks), ("threads", threaded_chunks)):
             fast.in_draw_chunks = chunks
             t0 = time.perf_counter()
             results[name] = fast.fast_walls(hw, a, small_scale=True)

@@ -28,16 +28,23 @@ for ``--loop-draws`` draws, on every launchable shape for ``--full-draws``.
 
 Last line: ``speedup=<x> draws_per_s=<y> vs_baseline=<z> baseline_draws_per_s=<w>`` (y =
 vectorized draws per second, x = y over the loop's, z = y over the frozen baseline's).
+
+Every search runs its chunks in one thread here (``WALLCAST_CHUNK_THREADS=1`` unless set): the
+loop is single-threaded, and the figures in BENCHMARKS.md compare algorithms on one core
+(``benchmarks/chunk_threads.py`` measures what the helper threads add).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import resource
 import sys
 import time
 from pathlib import Path
+
+os.environ.setdefault("WALLCAST_CHUNK_THREADS", "1")  # one core, as the loop (docstring)
 
 import numpy as np
 

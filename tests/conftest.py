@@ -25,6 +25,11 @@ atexit.register(shutil.rmtree, _PREFECT_HOME, True)
 os.environ["PREFECT_HOME"] = str(_PREFECT_HOME)
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+# `make test`'s workers already keep the cores busy, one each: their searches (and the commands
+# they start) run their chunks in place, as before helper threads (forecast.config.runtime
+# .chunk_helpers); the tests of the helper threads set WALLCAST_CHUNK_THREADS themselves.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("WALLCAST_CHUNK_THREADS", "1")
 # One JAX persistent compilation cache for the whole test run, never ~/.cache: the tests'
 # processes, both pytest-xdist workers (they inherit the folder from the controller, which
 # imports this file first and removes the folder at its exit) and the wallcast commands the tests

@@ -18,6 +18,7 @@ import typer
 
 from forecast.config.errors import WallcastError
 from forecast.config.paths import configure_jax_cache
+from forecast.config.runtime import chunk_threads
 
 EXIT_USER_ERROR = 2
 
@@ -107,6 +108,7 @@ def main() -> None:
     # (`make run`'s analyse and walls steps reuse what `wallcast run` compiled); BENCHMARKS.md.
     configure_jax_cache()
     try:
+        chunk_threads()  # a bad WALLCAST_CHUNK_THREADS: one error line now, not inside a search
         status = app(prog_name="wallcast", standalone_mode=False)
     except WallcastError as exc:  # raised outside a command body (e.g. in a callback)
         report_error(exc)

@@ -22,18 +22,34 @@
   between them.  (The Prefect runner runs every flow run in a fresh subprocess; the test suite,
   ~80 fits in one process, is what met the limit.)
 
+* :func:`chunk_helpers`: the vectorized searches split their draws into chunks of one compiled
+  call each (:func:`forecast.model.fast.in_draw_chunks`), and XLA runs each call on one thread,
+  so a single search (the Sobol run, the accelerator walls, a what-if's one scenario, a CLI
+  search) kept one core busy.  The process now has :func:`chunk_threads` threads for its
+  searches: every running search holds one (its own) and borrows what is left, without waiting,
+  as helpers that run its chunks side by side with it (JAX releases the GIL while a compiled call
+  runs).  A search that finds nothing left runs its chunks in place, one after another, as
+  before: the eight scenario propagations of a refresh, side by side in threads, hold the
+  threads themselves, and the first to start borrows at most what the others have not taken.
+  Each chunk is computed alone, so results do not depend on how many threads ran them
+  (BENCHMARKS.md section 11).
+
 This module imports JAX only inside the functions that use it: the configuration layer stays
 importable by commands that only read a dataset.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
+import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from forecast.config.errors import WallcastError
 
 NUMPYRO_LOCK = threading.RLock()
 """Held while a NumPyro model is traced or run (re-entrant: a locked call may call another)."""
@@ -137,3 +153,84 @@ def release_compiled_programs_near_limit(fraction: float = 0.5) -> bool:
         return False
     release_compiled_programs()
     return True
+
+
+CHUNK_THREADS_ENV = "WALLCAST_CHUNK_THREADS"
+MAX_CHUNK_THREADS = 4
+"""Default ceiling on the threads one search's chunks run in: each thread holds a chunk's arrays,
+and on the 2-core machines measured a second thread gained 1.3-1.5x (BENCHMARKS.md section 11)."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS has one, else all)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def chunk_threads() -> int:
+    """Threads this process's searches may keep busy at once (each running search holds one and
+    may borrow others as helpers, :func:`chunk_helpers`): ``WALLCAST_CHUNK_THREADS`` (1: every
+    search runs its chunks one after another, as before 2026-12-07), else :func:`usable_cpus`,
+    at most :data:`MAX_CHUNK_THREADS`.  A bad value raises :class:`WallcastError` (the CLI checks
+    it at start-up)."""
+    value = os.environ.get(CHUNK_THREADS_ENV, "").strip()
+    if not value:
+        return min(usable_cpus(), MAX_CHUNK_THREADS)
+    try:
+        threads = int(value)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise WallcastError(f"{CHUNK_THREADS_ENV}={value!r}: expected a whole number >= 1")
+    return threads
+
+
+_threads_lock = threading.Lock()
+_threads_in_use = [0]  # held by the searches running now: one each, plus their helpers
+_in_place = threading.local()
+
+
+@contextlib.contextmanager
+def chunks_in_place() -> Iterator[None]:
+    """Searches started in this thread inside the block hold no thread of :func:`chunk_threads`
+    and borrow no helper: a chunk thread's own searches (its search holds the thread), the
+    service's expensive-work thread (a job's searches keep to one core)."""
+    before = getattr(_in_place, "active", False)
+    _in_place.active = True
+    try:
+        yield
+    finally:
+        _in_place.active = before
+
+
+@contextlib.contextmanager
+def chunk_helpers(chunks: int) -> Iterator[int]:
+    """For the block, the search holds one of the process's :func:`chunk_threads` and borrows, as
+    helpers for its ``chunks`` compiled calls, up to ``chunks - 1`` of those no running search
+    holds, without waiting; yields how many (0: its chunks run in place, one after another).  In
+    a :func:`chunks_in_place` block it holds and borrows nothing."""
+    if getattr(_in_place, "active", False):
+        yield 0
+        return
+    held = 0
+    try:
+        with _threads_lock:
+            helpers = max(0, min(chunks - 1, chunk_threads() - _threads_in_use[0] - 1))
+            held = 1 + helpers
+            _threads_in_use[0] += held
+        yield helpers
+    finally:
+        if held:
+            with _threads_lock:
+                _threads_in_use[0] -= held
+
+
+def _reset_chunk_helpers() -> None:
+    """In a forked child no search of the parent is running: no thread is held."""
+    global _threads_lock
+    _threads_lock = threading.Lock()
+    _threads_in_use[0] = 0
+
+
+os.register_at_fork(after_in_child=_reset_chunk_helpers)

@@ -37,13 +37,14 @@ out with the draws on the minor axis; chunks of 256 draws, which stay in cache.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from forecast.config.runtime import require_x64
+from forecast.config.runtime import chunk_helpers, chunks_in_place, require_x64
 from forecast.model.params import Assumptions, Hardware
 from forecast.model.plan import (
     best_from_terms,
@@ -347,6 +348,30 @@ def padded_size(n: int, chunk: int) -> int:
     return min(size, chunk)
 
 
+def _map_in_threads(call, starts, helpers: int) -> list:
+    """``[call(s) for s in starts]``, in order: in this thread (``helpers`` 0), else on a pool of
+    ``helpers + 1`` threads of its own while this one waits (the search's own thread and its
+    helpers); the chunk threads' own searches run in place (:func:`chunks_in_place`)."""
+    if helpers <= 0:
+        return [call(s) for s in starts]
+
+    def in_place_call(start):
+        with chunks_in_place():
+            return call(start)
+
+    pool = ThreadPoolExecutor(helpers + 1, thread_name_prefix="wallcast-chunks")
+    try:
+        parts = list(pool.map(in_place_call, starts))
+    except Exception:
+        pool.shutdown(wait=True, cancel_futures=True)  # a failed chunk: drop the rest, let the
+        raise  # running ones end before the search gives its threads back
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not wait for running chunks
+        raise
+    pool.shutdown(wait=True)
+    return parts
+
+
 def in_draw_chunks(
     fn,
     hw: Hardware,
@@ -354,16 +379,18 @@ def in_draw_chunks(
     extra: tuple = (),
     chunk: int = 256,
     size: int | None = None,
-    map_chunks=map,
+    map_chunks=None,
 ) -> list[np.ndarray]:
     """``fn(hw, a, *extra)`` (a compiled call over 1-D draws, returning an array or a tuple of
     them) over the broadcast shape of every field of ``hw``, ``a`` and ``extra``: ``chunk``
     draws a call, each call padded (repeating its last draw) to ``size`` draws (default
     :func:`padded_size`), the outputs trimmed and reshaped to the broadcast shape (followed by
-    any axes an output has after its draws' axis).  ``map_chunks``: how the chunk calls are
-    run, in order (default one after another; ``benchmarks/core_throughput.py`` passes a thread
-    pool's ``map``).  The one chunking loop of the fast paths, the cost functions and the
-    planner."""
+    any axes an output has after its draws' axis).  The chunk calls run side by side on the
+    helper threads this search may borrow (:func:`forecast.config.runtime.chunk_helpers`; none
+    left: one after another in this thread); each is computed alone, so the result does not depend
+    on how many threads ran them.  ``map_chunks``: run the chunk calls with this ``map`` instead
+    (``benchmarks/core_throughput.py`` passes a thread pool's).  The one chunking loop of the fast
+    paths, the cost functions and the planner."""
     fields = [np.asarray(x, dtype=np.float64) for x in (*hw, *a, *extra)]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
@@ -380,8 +407,12 @@ def in_draw_chunks(
         res = fn(Hardware(*part[:nh]), Assumptions(*part[nh : nh + na]), *part[nh + na :])
         return [np.asarray(r)[:n] for r in (res if isinstance(res, tuple | list) else (res,))]
 
-    # no draws: one call on a dummy, trimmed to 0
-    parts = list(map_chunks(call, range(0, max(total, 1), chunk)))
+    starts = range(0, max(total, 1), chunk)  # no draws: one call on a dummy, trimmed to 0
+    if map_chunks is not None:
+        parts = list(map_chunks(call, starts))
+    else:
+        with chunk_helpers(len(starts)) as helpers:
+            parts = _map_in_threads(call, starts, helpers)
     # an output with axes after the draws' (a curve per draw) keeps them after the shape
     return [np.concatenate(c).reshape(shape + np.shape(c[0])[1:]) for c in zip(*parts, strict=True)]
 

@@ -26,6 +26,8 @@ from urllib.parse import parse_qsl
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from forecast.config.runtime import chunks_in_place
+
 __all__ = [
     "ECHO_CHARS",
     "ClientGoneError",
@@ -164,6 +166,14 @@ class QueueFullError(RuntimeError):
         )
 
 
+def _in_place(compute: Callable[[threading.Event], Any], cancelled: threading.Event) -> Any:
+    """``compute(cancelled)`` with its searches' chunks on this thread alone: the service keeps an
+    expensive job to one core, beside the threads that answer the cheap endpoints
+    (:func:`forecast.config.runtime.chunks_in_place`)."""
+    with chunks_in_place():
+        return compute(cancelled)
+
+
 class ExpensiveWork:
     """A bounded queue for expensive computations, apart from the cheap endpoints' threads."""
 
@@ -215,7 +225,7 @@ class ExpensiveWork:
         self._admit()
         cancelled = threading.Event()
         try:
-            future = self._pool.submit(compute, cancelled)
+            future = self._pool.submit(_in_place, compute, cancelled)
         except BaseException:
             self._release()
             raise

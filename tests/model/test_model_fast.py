@@ -12,12 +12,18 @@ Before, bisection alone stopped at a later crossing on 10-14 % of draws (0.1-0.7
 
 from __future__ import annotations
 
+import os
+import threading
+
 import numpy as np
 import pytest
 from support.validation import COMPARISON_PARTS, comparison_draws
 
+from forecast.config import runtime
+from forecast.config.errors import WallcastError
+from forecast.config.runtime import MAX_CHUNK_THREADS, chunk_threads, chunks_in_place
 from forecast.model import Assumptions, Hardware
-from forecast.model.fast import _walls, fast_walls, padded_size
+from forecast.model.fast import _walls, fast_walls, in_draw_chunks, padded_size
 from forecast.model.search import find_walls
 
 AGREE_DEX = 0.05  # issue 11
@@ -103,6 +109,172 @@ def test_chunking_does_not_change_results():
     dm_big, lat_big = fast_walls(hw, a, chunk=4096)
     np.testing.assert_array_equal(dm7, dm_big)
     np.testing.assert_array_equal(lat7, lat_big)
+
+
+def _names_of_chunk_threads(hw, a, chunk=5, on_first=None, inside=None):
+    """``in_draw_chunks`` of a function that records the thread of each chunk call: (doubled
+    flops, thread names in call order).  ``on_first()`` runs in the first chunk call (chosen
+    under a lock), ``inside()`` in every call."""
+    seen: list[str] = []
+    claim = threading.Lock()
+
+    def doubled(h, aa):
+        with claim:
+            first = not seen
+            seen.append(threading.current_thread().name)
+        if first and on_first is not None:
+            on_first()
+        if inside is not None:
+            inside(h, aa)
+        return 2.0 * h.flops
+
+    (out,) = in_draw_chunks(doubled, hw, a, chunk=chunk)
+    return out, seen
+
+
+def test_chunks_run_side_by_side_on_borrowed_threads_with_the_same_walls(monkeypatch):
+    """``in_draw_chunks`` runs a search's chunks on the helper threads it can borrow
+    (``WALLCAST_CHUNK_THREADS`` for the process, the search's own included; 1: one after another
+    in the calling thread, as before), in order, and the walls do not depend on it."""
+    hw, a = comparison_draws(N_DRAWS, seed=7)
+    me = threading.current_thread().name
+    results = {}
+    for threads in ("1", "3"):
+        monkeypatch.setenv("WALLCAST_CHUNK_THREADS", threads)
+        results[threads], names = _names_of_chunk_threads(hw, a)
+        assert len(names) == -(-N_DRAWS // 5)
+        if threads == "1":
+            assert set(names) == {me}
+        else:  # the search's own thread and two helpers: a pool of three
+            assert all(n.startswith("wallcast-chunks") for n in names)
+            assert 1 <= len(set(names)) <= 3
+    np.testing.assert_array_equal(results["1"], 2.0 * np.asarray(hw.flops))  # in order
+    np.testing.assert_array_equal(results["3"], results["1"])
+    with chunks_in_place():
+        assert set(_names_of_chunk_threads(hw, a)[1]) == {me}
+    walls = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("WALLCAST_CHUNK_THREADS", threads)
+        walls[threads] = fast_walls(hw, a, chunk=7)  # chunk 7: the program of the test above
+    for one, side_by_side in zip(walls["1"], walls["2"], strict=True):
+        np.testing.assert_array_equal(one, side_by_side)
+    assert runtime._threads_in_use[0] == 0
+
+
+def test_searches_side_by_side_share_the_allowance_and_never_wait(monkeypatch):
+    """Every running search holds one of the process's ``WALLCAST_CHUNK_THREADS`` and borrows
+    helpers only from what is left, never waiting: while one search holds both threads of 2, a
+    second runs every chunk in its own thread (and finishes first); a search running in place
+    beside another leaves it one helper fewer; a chunk's own searches run in its thread; a
+    failed chunk returns what its search held."""
+    hw, a = comparison_draws(20, seed=7)
+    me = threading.current_thread().name
+    started, hold, first = threading.Event(), threading.Event(), {}
+
+    def first_search(chunk):
+        def wait():
+            started.set()
+            assert hold.wait(60)
+
+        first["out"], first["names"] = _names_of_chunk_threads(hw, a, chunk=chunk, on_first=wait)
+
+    def beside(chunk):  # the first search in a thread of its own, held in its first chunk
+        started.clear(), hold.clear(), first.clear()
+        thread = threading.Thread(target=first_search, args=(chunk,), name="first-search")
+        thread.start()
+        assert started.wait(60)
+        return thread
+
+    monkeypatch.setenv("WALLCAST_CHUNK_THREADS", "2")
+    holder = beside(chunk=5)
+    try:
+        assert runtime._threads_in_use[0] == 2  # its own and the one helper
+        second, names = _names_of_chunk_threads(hw, a)
+        assert set(names) == {me}  # in place, while the first waits
+    finally:
+        hold.set()
+        holder.join(60)
+    np.testing.assert_array_equal(first["out"], second)
+    assert all(n.startswith("wallcast-chunks") for n in first["names"])
+    assert runtime._threads_in_use[0] == 0
+
+    monkeypatch.setenv("WALLCAST_CHUNK_THREADS", "3")
+    holder = beside(chunk=100)  # one chunk: in place, but it holds a thread
+    in_use = []
+    try:
+        _, names = _names_of_chunk_threads(
+            hw, a, inside=lambda *_: in_use.append(runtime._threads_in_use[0])
+        )
+    finally:
+        hold.set()
+        holder.join(60)
+    assert first["names"] == ["first-search"]
+    assert set(in_use) == {3}  # the first's one, this search's own and one helper (of 3)
+    assert all(n.startswith("wallcast-chunks") for n in names) and len(set(names)) <= 2
+
+    monkeypatch.setenv("WALLCAST_CHUNK_THREADS", "4")
+    inner_threads = []
+
+    def nested(h, aa):  # a search inside each of two chunks run side by side
+        inner = _names_of_chunk_threads(h, aa, chunk=2)[1]
+        inner_threads.append((threading.current_thread().name, set(inner)))
+
+    _names_of_chunk_threads(hw, a, chunk=10, inside=nested)
+    assert len(inner_threads) == 2 and all({outer} == inner for outer, inner in inner_threads)
+
+    def failing(h, aa):
+        raise ValueError("a chunk failed")
+
+    with pytest.raises(ValueError, match="a chunk failed"):
+        in_draw_chunks(failing, hw, a, chunk=5)
+    assert runtime._threads_in_use[0] == 0
+
+
+def test_the_services_expensive_work_runs_its_searches_in_place(monkeypatch):
+    """The API's expensive-work thread keeps a job's searches to one core (its own thread)."""
+    import asyncio
+
+    from forecast.service.guard import ExpensiveWork
+
+    hw, a = comparison_draws(20, seed=7)
+    monkeypatch.setenv("WALLCAST_CHUNK_THREADS", "4")
+    work = ExpensiveWork()
+
+    def job(cancelled):
+        return threading.current_thread().name, _names_of_chunk_threads(hw, a)
+
+    try:
+        thread, (_, names) = asyncio.run(work.run(job))
+    finally:
+        work.shutdown()
+    assert thread.startswith("wallcast-expensive") and set(names) == {thread}
+
+
+def test_chunk_threads_setting(monkeypatch):
+    """``WALLCAST_CHUNK_THREADS``: a whole number >= 1, else one error naming it (the CLI says
+    so at start-up, exit 2); unset: the usable CPUs (the process's affinity, or every CPU where
+    the OS has none), at most four."""
+    from adversarial.harness import run_main
+
+    for bad in ("0", "two", "-1", "1.5"):
+        monkeypatch.setenv("WALLCAST_CHUNK_THREADS", bad)
+        with pytest.raises(WallcastError, match="WALLCAST_CHUNK_THREADS"):
+            chunk_threads()
+    res = run_main(["query", "--help"], env={"WALLCAST_CHUNK_THREADS": "two"})
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == (
+        "error: WALLCAST_CHUNK_THREADS='two': expected a whole number >= 1"
+    )
+    monkeypatch.setenv("WALLCAST_CHUNK_THREADS", "6")
+    assert chunk_threads() == 6
+    monkeypatch.delenv("WALLCAST_CHUNK_THREADS")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert runtime.usable_cpus() == 3 and chunk_threads() == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert chunk_threads() == MAX_CHUNK_THREADS == 4
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # macOS: every CPU
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert runtime.usable_cpus() == 2 and chunk_threads() == 2
 
 
 def test_calls_of_different_sizes_share_a_compiled_shape():
