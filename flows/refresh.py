@@ -53,6 +53,7 @@ from prefect.futures import as_completed, wait
 from forecast import store
 from forecast.config import paths
 from forecast.config.errors import WallcastError
+from forecast.config.runtime import CHUNK_THREADS_ENV
 from forecast.config.settings import (
     DEFAULT_CHAINS,
     DEFAULT_DRAWS,
@@ -603,7 +604,11 @@ def flow_with_task_runner(
     ``"thread"``: Prefect's default ``ThreadPoolTaskRunner`` (JAX releases the GIL).
     ``"dask"``: ``prefect_dask.DaskTaskRunner`` - on the Dask scheduler at ``address`` (e.g.
     ``tcp://scheduler:8786``) or, without one, on a temporary ``distributed.LocalCluster`` built
-    with ``cluster_kwargs`` (default: 2 worker processes, 1 thread each, no dashboard).
+    with ``cluster_kwargs`` (default: 2 worker processes, 1 thread each, no dashboard), whose
+    worker processes' searches keep to their threads (``WALLCAST_CHUNK_THREADS`` =
+    ``threads_per_worker`` in their environment unless ``cluster_kwargs`` gives an ``env``: the
+    helper threads of :func:`forecast.config.runtime.chunk_helpers` are counted within one
+    process, not across processes; set it on a remote cluster's workers the same way).
     """
     if kind == "thread":
         return refresh_forecast
@@ -615,5 +620,8 @@ def flow_with_task_runner(
         runner = DaskTaskRunner(address=address)
     else:
         kwargs = {"n_workers": 2, "threads_per_worker": 1, "dashboard_address": None}
-        runner = DaskTaskRunner(cluster_kwargs={**kwargs, **(cluster_kwargs or {})})
+        kwargs |= cluster_kwargs or {}
+        if kwargs.get("processes", True):  # threads of this process share its allowance
+            kwargs.setdefault("env", {CHUNK_THREADS_ENV: str(kwargs["threads_per_worker"])})
+        runner = DaskTaskRunner(cluster_kwargs=kwargs)
     return refresh_forecast.with_options(task_runner=runner)

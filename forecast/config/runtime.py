@@ -157,15 +157,40 @@ def release_compiled_programs_near_limit(fraction: float = 0.5) -> bool:
 
 CHUNK_THREADS_ENV = "WALLCAST_CHUNK_THREADS"
 MAX_CHUNK_THREADS = 4
-"""Default ceiling on the threads one search's chunks run in: each thread holds a chunk's arrays,
-and on the 2-core machines measured a second thread gained 1.3-1.5x (BENCHMARKS.md section 11)."""
+"""Default ceiling on :func:`chunk_threads`: each thread holds a chunk's arrays, and the gain was
+measured on two vCPUs only (a second thread: 1.5-2.0x for a search alone, BENCHMARKS.md
+section 11)."""
+
+
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2: "<quota> <period>" or "max ..."
+CGROUP_V1_CPU = Path("/sys/fs/cgroup/cpu")  # cgroup v1: cpu.cfs_quota_us (-1: none), cfs_period_us
+
+
+def cgroup_cpu_limit() -> int | None:
+    """CPUs' worth of time this process's cgroup may use (a container's ``--cpus``, rounded up),
+    None where no quota is set or none can be read."""
+    try:
+        quota, period = CGROUP_CPU_MAX.read_text().split()[:2]
+    except (OSError, ValueError):
+        try:
+            quota = (CGROUP_V1_CPU / "cpu.cfs_quota_us").read_text().strip()
+            period = (CGROUP_V1_CPU / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    try:
+        q, t = int(quota), int(period)
+    except ValueError:  # "max": no quota
+        return None
+    return max(1, -(-q // t)) if q > 0 and t > 0 else None
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity where the OS has one, else all)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+    """The CPUs this process may run on: its affinity where the OS has one (else every CPU),
+    capped by its cgroup's CPU quota (:func:`cgroup_cpu_limit`)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    limit = cgroup_cpu_limit()
+    return max(1, min(cpus, limit) if limit is not None else cpus)
 
 
 def chunk_threads() -> int:

@@ -261,6 +261,20 @@ def test_dask_task_runner_on_a_local_cluster(ws, first_run):
         assert list(dt["forecast"]["year"].values) == [2024.0, 2045.0]
 
 
+def test_dask_worker_processes_keep_their_searches_to_their_threads():
+    """The helper threads a search borrows are counted per process: the local cluster's worker
+    processes get ``WALLCAST_CHUNK_THREADS`` = their ``threads_per_worker`` (a cluster of
+    threads in this process shares its count; a given ``env`` wins)."""
+
+    def cluster_kwargs(**kw):
+        return flow_with_task_runner("dask", cluster_kwargs=kw or None).task_runner.cluster_kwargs
+
+    assert cluster_kwargs()["env"] == {"WALLCAST_CHUNK_THREADS": "1"}
+    assert cluster_kwargs(threads_per_worker=3)["env"] == {"WALLCAST_CHUNK_THREADS": "3"}
+    assert "env" not in cluster_kwargs(processes=False)
+    assert cluster_kwargs(env={"A": "b"})["env"] == {"A": "b"}
+
+
 def test_fit_cache_key_follows_data_priors_settings_and_code_not_dataframes():
     inputs_policy = next(p for p in fit_task.cache_policy.policies if hasattr(p, "exclude"))
     assert set(inputs_policy.exclude) == {"inputs", "prior_set"}

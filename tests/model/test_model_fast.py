@@ -250,10 +250,10 @@ def test_the_services_expensive_work_runs_its_searches_in_place(monkeypatch):
     assert thread.startswith("wallcast-expensive") and set(names) == {thread}
 
 
-def test_chunk_threads_setting(monkeypatch):
+def test_chunk_threads_setting(monkeypatch, tmp_path):
     """``WALLCAST_CHUNK_THREADS``: a whole number >= 1, else one error naming it (the CLI says
     so at start-up, exit 2); unset: the usable CPUs (the process's affinity, or every CPU where
-    the OS has none), at most four."""
+    the OS has none, capped by a container's CPU quota), at most four."""
     from adversarial.harness import run_main
 
     for bad in ("0", "two", "-1", "1.5"):
@@ -268,6 +268,8 @@ def test_chunk_threads_setting(monkeypatch):
     monkeypatch.setenv("WALLCAST_CHUNK_THREADS", "6")
     assert chunk_threads() == 6
     monkeypatch.delenv("WALLCAST_CHUNK_THREADS")
+    monkeypatch.setattr(runtime, "CGROUP_CPU_MAX", tmp_path / "none")  # no quota, below
+    monkeypatch.setattr(runtime, "CGROUP_V1_CPU", tmp_path / "none")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     assert runtime.usable_cpus() == 3 and chunk_threads() == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
@@ -275,6 +277,21 @@ def test_chunk_threads_setting(monkeypatch):
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # macOS: every CPU
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert runtime.usable_cpus() == 2 and chunk_threads() == 2
+    # a container's CPU quota caps it (cgroup v2, then v1); "max" or -1: no quota
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    cpu_max = tmp_path / "cpu.max"
+    monkeypatch.setattr(runtime, "CGROUP_CPU_MAX", cpu_max)
+    for text, cpus in (("150000 100000\n", 2), ("max 100000\n", 64), ("50000 100000", 1)):
+        cpu_max.write_text(text)
+        assert runtime.usable_cpus() == cpus, text
+    monkeypatch.setattr(runtime, "CGROUP_CPU_MAX", tmp_path / "none")
+    v1 = tmp_path / "v1"
+    v1.mkdir()
+    monkeypatch.setattr(runtime, "CGROUP_V1_CPU", v1)
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    for quota, cpus in (("300000", 3), ("-1", 64)):
+        (v1 / "cpu.cfs_quota_us").write_text(quota + "\n")
+        assert runtime.usable_cpus() == cpus, quota
 
 
 def test_calls_of_different_sizes_share_a_compiled_shape():
