@@ -170,7 +170,7 @@ ForecastOpt = Annotated[
     Path | None,
     typer.Option(
         "--forecast",
-        help="Forecast file or folder, or an outputs folder (its 'latest'). "
+        help="Forecast file or folder, or an outputs folder or its 'latest' pointer. "
         "Default: 'latest' of the outputs folder (WALLCAST_OUTPUTS_DIR, else outputs/).",
     ),
 ]

@@ -136,8 +136,9 @@ def latest_forecast_path(outputs_dir: str | Path | None = None) -> Path:
 
 
 def resolve_forecast_path(path: str | Path | None = None) -> Path:
-    """A forecast file from a file, a forecast folder, an outputs folder (via ``latest``), or
-    None (``latest`` of :func:`forecast.config.paths.outputs_dir`, which honours WALLCAST_OUTPUTS_DIR)."""
+    """A forecast file from a file, a forecast folder, an outputs folder or its ``latest`` pointer
+    (both via ``latest``), or None (``latest`` of :func:`forecast.config.paths.outputs_dir`, which
+    honours WALLCAST_OUTPUTS_DIR)."""
     if path is None:
         return latest_forecast_path()
     path = Path(path)
@@ -147,6 +148,8 @@ def resolve_forecast_path(path: str | Path | None = None) -> Path:
         return latest_forecast_path(path)
     if not path.exists():
         raise ForecastNotFoundError(f"{path}: no such forecast file")
+    if path.name == LATEST_POINTER and path.is_file():
+        return latest_forecast_path(path.parent)  # `--forecast outputs/latest`: the file it names
     return path
 
 

@@ -128,6 +128,18 @@ def test_publish_is_atomic_and_latest_points_to_complete_forecast(tmp_path: Path
     xr.testing.assert_identical(back["forecast"].to_dataset().load(), tree["forecast"].to_dataset())
 
 
+def test_the_latest_pointer_itself_resolves_to_the_forecast_it_names(tmp_path: Path):
+    from forecast.store.reader import resolve_forecast_path
+
+    tree = xr.DataTree.from_dict({"/forecast": _toy_forecast()})
+    published = publish(tree, tmp_path, "20260101T000000Z-aaaaaaaa")
+    assert resolve_forecast_path(tmp_path / "latest") == published / "forecast.nc"
+    assert resolve_forecast_path(tmp_path) == published / "forecast.nc"
+    (tmp_path / "latest").write_text("forecasts/20990101T000000Z-gone\n")
+    with pytest.raises(ForecastNotFoundError, match="points to"):
+        resolve_forecast_path(tmp_path / "latest")
+
+
 def test_latest_missing_gives_clear_error(tmp_path: Path):
     with pytest.raises(ForecastNotFoundError, match="wallcast run"):
         latest_forecast_path(tmp_path)
