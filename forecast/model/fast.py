@@ -351,7 +351,8 @@ def padded_size(n: int, chunk: int) -> int:
 def _map_in_threads(call, starts, helpers: int) -> list:
     """``[call(s) for s in starts]``, in order: in this thread (``helpers`` 0), else on a pool of
     ``helpers + 1`` threads of its own while this one waits (the search's own thread and its
-    helpers); the chunk threads' own searches run in place (:func:`chunks_in_place`)."""
+    helpers); the chunk threads' own searches run in place (:func:`chunks_in_place`).  While the
+    interpreter shuts down (a search in a daemon thread), no pool takes work: in this thread."""
     if helpers <= 0:
         return [call(s) for s in starts]
 
@@ -361,7 +362,12 @@ def _map_in_threads(call, starts, helpers: int) -> list:
 
     pool = ThreadPoolExecutor(helpers + 1, thread_name_prefix="wallcast-chunks")
     try:
-        parts = list(pool.map(in_place_call, starts))
+        futures = [pool.submit(in_place_call, s) for s in starts]
+    except RuntimeError:  # "cannot schedule new futures after interpreter shutdown"
+        pool.shutdown(wait=True, cancel_futures=True)
+        return [call(s) for s in starts]
+    try:
+        parts = [f.result() for f in futures]
     except Exception:
         pool.shutdown(wait=True, cancel_futures=True)  # a failed chunk: drop the rest, let the
         raise  # running ones end before the search gives its threads back

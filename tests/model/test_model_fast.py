@@ -230,6 +230,21 @@ def test_searches_side_by_side_share_the_allowance_and_never_wait(monkeypatch):
     assert runtime._threads_in_use[0] == 0
 
 
+def test_a_search_while_the_interpreter_shuts_down_runs_in_place(monkeypatch):
+    """At exit, Python's thread pools take no new work (a search left running in a daemon
+    thread): the search runs its chunks in its own thread instead of failing."""
+    import concurrent.futures.thread as pool_module
+
+    hw, a = comparison_draws(20, seed=7)
+    monkeypatch.setenv("WALLCAST_CHUNK_THREADS", "3")
+    expected, _ = _names_of_chunk_threads(hw, a)
+    monkeypatch.setattr(pool_module, "_shutdown", True)  # what Python sets at interpreter exit
+    out, names = _names_of_chunk_threads(hw, a)
+    assert set(names) == {threading.current_thread().name}
+    np.testing.assert_array_equal(out, expected)
+    assert runtime._threads_in_use[0] == 0
+
+
 def test_the_services_expensive_work_runs_its_searches_in_place(monkeypatch):
     """The API's expensive-work thread keeps a job's searches to one core (its own thread)."""
     import asyncio
