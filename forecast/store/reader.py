@@ -35,6 +35,7 @@ import numpy as np
 
 from forecast.config import paths
 from forecast.config.errors import WallcastError
+from forecast.store.catalog import CatalogError, read_pointer
 from forecast.store.layout import (
     FORECAST_FILE,
     FORECAST_GROUP,
@@ -121,14 +122,16 @@ def latest_forecast_path(outputs_dir: str | Path | None = None) -> Path:
     """The forecast file that ``<outputs>/latest`` points to (default: the resolver's outputs)."""
     outputs_dir = paths.outputs_dir(outputs_dir)
     pointer = outputs_dir / LATEST_POINTER
-    if not pointer.exists():
+    try:  # the service's reader: never through a symlink, never blocking on a FIFO
+        text = read_pointer(pointer)
+    except CatalogError as exc:
+        detail = f" ({exc.detail})" if exc.detail and exc.detail != str(pointer) else ""
+        raise ForecastReadError(f"{pointer}: {exc.reason}{detail}") from None
+    if text is None:
         raise ForecastNotFoundError(
             f"{pointer}: no published forecast yet; run `wallcast run` first"
         )
-    try:
-        target = outputs_dir / pointer.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ForecastReadError(f"{pointer}: cannot read the latest pointer: {exc}") from None
+    target = outputs_dir / text
     path = target / FORECAST_FILE
     if not path.exists():
         raise ForecastNotFoundError(f"{pointer} points to {target}, which has no {FORECAST_FILE}")

@@ -145,6 +145,23 @@ def test_latest_missing_gives_clear_error(tmp_path: Path):
         latest_forecast_path(tmp_path)
 
 
+def test_a_latest_pointer_that_is_a_fifo_or_a_symlink_is_refused_not_read(tmp_path: Path):
+    """The commands read ``latest`` as the service does: a FIFO would block a plain read, a
+    symlink could name any file; each is one clear error naming the pointer."""
+    import os
+
+    from forecast.store.reader import ForecastReadError
+
+    os.mkfifo(tmp_path / "latest")
+    with pytest.raises(ForecastReadError, match="latest: the latest pointer is not a regular"):
+        latest_forecast_path(tmp_path)
+    (tmp_path / "latest").unlink()
+    (tmp_path / "elsewhere").write_text("forecasts/x\n")
+    (tmp_path / "latest").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ForecastReadError, match="latest: the latest pointer is a symlink"):
+        latest_forecast_path(tmp_path)
+
+
 # ----------------------------------------------------------------------------- end to end
 
 
