@@ -159,6 +159,43 @@ def _top_k_grouped(values, k: int, group: int):
     return jnp.take_along_axis(best_groups, pick // group, axis=-1) * group + pick % group
 
 
+#: Candidates beyond ``k`` that :func:`top_k_indices` takes from its float32 selection.
+TOP_K_SPARE = 16
+
+
+def top_k_indices(values, k: int, spare: int = TOP_K_SPARE):
+    """``jax.lax.top_k(values, k)[1]`` along the last axis, the same indices in the same order,
+    for float64 ``values`` at a fraction of its cost on CPU.
+
+    XLA's CPU top-k is a fast kernel in float32 and a full sort in float64 (13 against 35 us for
+    the 64 best of 979 values, BENCHMARKS.md section 6).  So the ``k + spare`` best are taken in
+    float32, the ``k`` best of those in float64 (ties by lower index, as ``top_k``), and the
+    result is checked: it is ``top_k``'s exactly when the ``k``-th chosen value has ``k - 1``
+    values before it in the whole row (larger, or equal at a lower index) and the row holds no
+    NaN or -0.0 (whose order ``top_k`` and ``==`` may see differently).  Where a row fails the
+    check (more than ``spare`` values that round alike near the k-th), ``top_k`` itself runs on
+    all rows: one branch of a ``lax.cond``, so the saving holds where this runs outside
+    ``vmap`` (under ``vmap`` both branches run, still exact)."""
+    if values.dtype != jnp.float64 or values.shape[-1] <= k + spare:
+        return jax.lax.top_k(values, k)[1]
+    idx, exact = _top_k_through_float32(values, k, spare)
+    return jax.lax.cond(jnp.all(exact), lambda: idx, lambda: jax.lax.top_k(values, k)[1])
+
+
+def _top_k_through_float32(values, k: int, spare: int):
+    """(indices, exact): :func:`top_k_indices`' float32 selection and, per row, whether it is
+    ``top_k``'s."""
+    n = values.shape[-1]
+    cand = jax.lax.top_k(values.astype(jnp.float32), k + spare)[1]
+    pick = jax.lax.top_k(jnp.take_along_axis(values, cand, axis=-1), k)[1]
+    idx = jnp.take_along_axis(cand, pick, axis=-1)
+    last = idx[..., -1:]
+    v_last = jnp.take_along_axis(values, last, axis=-1)
+    before = (values > v_last) | ((values == v_last) & (jnp.arange(n) < last))
+    odd = jnp.isnan(values) | ((values == 0.0) & jnp.signbit(values))
+    return idx, (jnp.sum(before, axis=-1) == k - 1) & ~jnp.any(odd, axis=-1)
+
+
 def _rank(hw, a, x, grid: PlanGrid, constants: dict, k: int):
     """Indices (..., k) of the ``k`` plans that the coarse stage ranks best at ``x``."""
     return _top_k_grouped(_coarse_utilization(hw, a, x, grid, constants), k, PIPELINE_OPTIONS)

@@ -20,7 +20,9 @@ four things:
   rank best two groups above that count (unchecked); every utilization is still an exact plan's,
   and on 2,000 held-out conditions every latency wall and 1,999 data-movement walls are the
   unscreened path's (one 0.07 dex early) at 1.29x its speed (``benchmarks/realistic_screen.py``,
-  BENCHMARKS.md section 6);
+  BENCHMARKS.md section 6).  The best-ranked are picked through float32
+  (:func:`forecast.model.fast.top_k_indices`): exactly ``top_k``'s, at 1.2-1.3x the walls' speed
+  (``benchmarks/realistic_top_k.py``);
 * **budgets where they matter**: a 0.25-dex scan from 10^20 to 10^40 FLOP (every fifth point of
   the full search's 0.05-dex grid) for the small-scale maximum (refined on the 0.05 grid around
   the scan's best point), the last feasible budget and the first one below the threshold; a
@@ -61,7 +63,7 @@ import numpy as np
 
 from forecast.config.runtime import require_x64
 from forecast.model.cost import MIN_RUN_DAYS_RANGE, shortest_log10_days
-from forecast.model.fast import _bisect_bounds, in_draw_chunks
+from forecast.model.fast import _bisect_bounds, in_draw_chunks, top_k_indices
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.realistic import LaunchGrid, _constants, _microbatch_choice, _plans_at
 from forecast.model.realistic_shortlist import SHAPES
@@ -115,8 +117,16 @@ def _subset_best(hw: Hardware, a: Assumptions, x, g: LaunchGrid, sub: LaunchGrid
     return jnp.max(util), jnp.any(util > 0.0)
 
 
-def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: int):
-    """``(full, carried)``: the best plan at a budget over the whole grid and over a few shapes.
+def _evaluators(
+    hw: Hardware,
+    a: Assumptions,
+    g: LaunchGrid,
+    keep: int,
+    carry: int,
+    float32_selection: bool = True,
+):
+    """``(full, full_many, carried)``: the best plan at a budget over the whole grid, the same at
+    many budgets side by side, and the best over a few shapes.
 
     ``full(x) -> (utilization, feasible, winners)`` searches every shape of ``g`` at budget ``x``,
     screened (``keep`` > 0): every shape is evaluated exactly at its closed-form top microbatch
@@ -127,6 +137,10 @@ def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: i
     ``winners``: the indices of the ``carry`` shapes of highest utilization among those given
     every candidate and of the best shape at its top count (``carry + 1``), then of the
     :data:`REFINE_KEEP` best-ranked shapes (the refinement of the maximum carries those).
+    ``full_many(xs)``: ``full`` at each budget of ``xs`` (1-D), vectorized, its ``keep`` best
+    ranked picked for all budgets at once (:func:`forecast.model.fast.top_k_indices`, exactly
+    ``top_k``'s, whose check must run outside ``vmap`` to pay; ``float32_selection`` False:
+    ``jax.lax.top_k`` itself, the path before).
 
     ``carried(x, shapes) -> (utilization, feasible)``: the best plan of the shapes at indices
     ``shapes`` (every microbatch candidate each, no screen): a subset of the grid, so a plan of
@@ -136,6 +150,12 @@ def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: i
     constants = _constants(hw, a, g)
     n = g.tp.shape[0]
     width = max(int(carry), 1) + 1
+    if float32_selection:
+        select = top_k_indices
+    else:
+
+        def select(values, k):
+            return jax.lax.top_k(values, k)[1]
 
     def subset(idx):
         return _subset(g, constants, idx)
@@ -149,29 +169,42 @@ def _evaluators(hw: Hardware, a: Assumptions, g: LaunchGrid, keep: int, carry: i
             util, ok, *_ = _plans_at(hw, a, x, g, constants)
             return jnp.max(util), jnp.any(ok), jax.lax.top_k(util, width + REFINE_KEEP)[1]
 
-        return full_all, carried
+        return full_all, jax.vmap(full_all), carried
 
-    def full(x):
+    def screen(x):
+        """Every shape exact at its top count, and its rank (utilization above that count)."""
         c = _microbatch_choice(hw, a, x, g, constants)
         at_top = c.at_microbatches(c.top)[0]
         above = jnp.minimum(c.top + SCREEN_GROUPS_ABOVE * c.unit, c.batch_microbatches)
         rank = c.at_microbatches(above, checked=False)[0]
-        idx = jax.lax.top_k(rank, keep)[1]
+        return c.ok, at_top, rank
+
+    def finish(x, shape_ok, at_top, idx):
+        """The best plan, given the ``keep`` best-ranked shapes ``idx``."""
         sub, sub_constants = subset(idx)
         # a deep pipeline of the full grid is a shape to search only if deeper than every pipeline
         # given by its stages: the full grid's mask, not the subset's, decides
-        util = jnp.where(c.ok[idx], _plans_at(hw, a, x, sub, sub_constants)[0], 0.0)
+        util = jnp.where(shape_ok[idx], _plans_at(hw, a, x, sub, sub_constants)[0], 0.0)
         winners = jnp.concatenate(
             [idx[jax.lax.top_k(util, width - 1)[1]], jnp.argmax(at_top)[None], idx[:REFINE_KEEP]]
         )
         best = jnp.maximum(jnp.max(at_top), jnp.max(util))
         return best, jnp.any(at_top > 0) | jnp.any(util > 0), winners
 
-    return full, carried
+    def full(x):
+        shape_ok, at_top, rank = screen(x)
+        return finish(x, shape_ok, at_top, select(rank, keep))
+
+    def full_many(xs):
+        shape_ok, at_top, rank = jax.vmap(screen)(xs)
+        return jax.vmap(finish)(xs, shape_ok, at_top, select(rank, keep))
+
+    return full, full_many, carried
 
 
-def _scan(full, coarse, scan_chunk: int):
-    """``full`` at the scan's budgets: (utilization, feasible, winners) per budget.
+def _scan(full_many, coarse, scan_chunk: int):
+    """``full_many`` (:func:`_evaluators`) at the scan's budgets: (utilization, feasible,
+    winners) per budget.
 
     ``scan_chunk`` > 0: in chunks of that many budgets from the bottom, stopping after the chunk
     that holds the first infeasible budget past a feasible one (the latency wall's bracket); the
@@ -183,16 +216,16 @@ def _scan(full, coarse, scan_chunk: int):
     plan model here does). ``scan_chunk`` 0: every budget at once."""
     n = coarse.size
     if scan_chunk <= 0:
-        return jax.vmap(full)(coarse)
+        return full_many(coarse)
     if n % scan_chunk:  # pad with the top budget to whole chunks, trim after
         pad = scan_chunk - n % scan_chunk
         u, ok, win = _scan(
-            full, jnp.concatenate([coarse, jnp.repeat(coarse[-1:], pad)]), scan_chunk
+            full_many, jnp.concatenate([coarse, jnp.repeat(coarse[-1:], pad)]), scan_chunk
         )
         return u[:n], ok[:n], win[:n]
     chunks = coarse.reshape(-1, scan_chunk)
     idx = jnp.arange(n)
-    winners = jax.eval_shape(full, coarse[0])[2]
+    winners = jax.eval_shape(full_many, coarse[:1])[2]
 
     def more(state):
         k, *_, done = state
@@ -200,7 +233,7 @@ def _scan(full, coarse, scan_chunk: int):
 
     def step(state):
         k, u, ok, win, _ = state
-        uc, okc, winc = jax.vmap(full)(chunks[k])
+        uc, okc, winc = full_many(chunks[k])
         u = jax.lax.dynamic_update_slice(u, uc, (k * scan_chunk,))
         ok = jax.lax.dynamic_update_slice(ok, okc, (k * scan_chunk,))
         win = jax.lax.dynamic_update_slice(win, winc, (k * scan_chunk, jnp.zeros_like(k)))
@@ -213,15 +246,15 @@ def _scan(full, coarse, scan_chunk: int):
         jnp.int32(0),
         jnp.zeros(n),
         jnp.zeros(n, dtype=bool),
-        jnp.zeros((n, winners.shape[0]), dtype=winners.dtype),
+        jnp.zeros((n, winners.shape[1]), dtype=winners.dtype),
         jnp.bool_(False),
     )
     _, u, ok, win, _ = jax.lax.while_loop(more, step, start)
     return u, ok, win
 
 
-def _sparse_scan(full, carried, coarse, every: int, scan_chunk: int, carried_width: int):
-    """The scan with ``full`` at every ``every``-th budget only (the anchors, from the bottom,
+def _sparse_scan(full_many, carried, coarse, every: int, scan_chunk: int, carried_width: int):
+    """The scan with ``full_many`` at every ``every``-th budget only (the anchors, from the bottom,
     stopping past the latency wall's bracket as :func:`_scan`) and ``carried`` between them on
     the two neighbouring anchors' winners: ``(utilization, feasible, winners, exact)`` per
     budget, ``exact`` where the value is ``full``'s (the anchors, and the budgets past the first
@@ -231,7 +264,7 @@ def _sparse_scan(full, carried, coarse, every: int, scan_chunk: int, carried_wid
     anchors = np.arange(0, n, every)
     between = np.setdiff1d(np.arange(n), anchors)
     left = jnp.asarray(between // every)
-    ua, oka, wina = _scan(full, coarse[anchors], scan_chunk)
+    ua, oka, wina = _scan(full_many, coarse[anchors], scan_chunk)
     shapes = jnp.concatenate([wina[left, :carried_width], wina[left + 1, :carried_width]], axis=-1)
     ub, okb = jax.vmap(carried)(coarse[between], shapes)
     u = jnp.zeros(n).at[anchors].set(ua).at[between].set(ub)
@@ -300,6 +333,7 @@ def _walls_one(
     scan_chunk: int = SCAN_CHUNK,
     carry: int = CARRY_TOP,
     every: int = SCAN_FULL_EVERY,
+    float32_selection: bool = True,
 ):
     """(data-movement wall, latency wall, max utilization) of one draw (scalars in hw, a).
 
@@ -312,7 +346,7 @@ def _walls_one(
     level checked on the whole grid (:func:`_unless`) and the first dip confirmed on it (else
     the window searched again on it: :func:`_confirmed`).  The small-scale maximum is read on
     carried shapes.  ``carry`` 0: every budget on the whole grid."""
-    full, carried = _evaluators(hw, a, g, keep, carry)
+    full, full_many, carried = _evaluators(hw, a, g, keep, carry, float32_selection)
 
     def full_u(x):
         return full(x)[0]
@@ -326,7 +360,7 @@ def _walls_one(
     sparse = carry > 0 and every > 1
     anchors = np.arange(0, n, every)
     if sparse:
-        state = _sparse_scan(full, carried, coarse, every, scan_chunk, carry + 1)
+        state = _sparse_scan(full_many, carried, coarse, every, scan_chunk, carry + 1)
 
         def scan_reading(state):  # the latency bracket and the maximum: budgets to confirm
             u, ok, _, exact = state
@@ -354,7 +388,7 @@ def _walls_one(
         state = _patched(full, coarse, state, scan_reading)
         u, ok, win, exact = state
     else:
-        u, ok, win = _scan(full, coarse, scan_chunk)
+        u, ok, win = _scan(full_many, coarse, scan_chunk)
 
     def shapes_at(scan_indices):
         return win[jnp.clip(jnp.asarray(scan_indices), 0, n - 1), : carry + 1].reshape(-1)
@@ -373,7 +407,7 @@ def _walls_one(
         around = jnp.concatenate([win[i_best], shapes_at(i_best + jnp.array([-1, 1]))])
         u_near = jax.vmap(carried_u(around))(near)
     else:
-        u_near = jax.vmap(full_u)(near)
+        u_near = full_many(near)[0]
     u_max = jnp.maximum(u[i_best], jnp.max(u_near))
     x_best = jnp.where(jnp.max(u_near) > u[i_best], near[jnp.argmax(u_near)], coarse[i_best])
 
@@ -416,7 +450,7 @@ def _walls_one(
         return jnp.min(jnp.where(dip, jnp.arange(w), w))
 
     def dip_full():
-        return (first_dip(jax.vmap(full_u)(window)),)
+        return (first_dip(full_many(window)[0]),)
 
     if carry > 0:
         (first,) = (first_dip(jax.vmap(carried_u(crossing_shapes))(window)),)
@@ -439,7 +473,9 @@ def _walls_one(
     return dm, lat, u_max
 
 
-@functools.partial(jax.jit, static_argnames=("keep", "scan_chunk", "carry", "every"))
+@functools.partial(
+    jax.jit, static_argnames=("keep", "scan_chunk", "carry", "every", "float32_selection")
+)
 def _walls_chunk(
     hw: Hardware,
     a: Assumptions,
@@ -449,9 +485,12 @@ def _walls_chunk(
     scan_chunk: int = SCAN_CHUNK,
     carry: int = CARRY_TOP,
     every: int = SCAN_FULL_EVERY,
+    float32_selection: bool = True,
 ):
     return jax.lax.map(
-        lambda z: _walls_one(z[0], z[1], g, z[2], keep, scan_chunk, carry, every),
+        lambda z: _walls_one(
+            z[0], z[1], g, z[2], keep, scan_chunk, carry, every, float32_selection
+        ),
         (hw, a, threshold),
     )
 
@@ -465,6 +504,7 @@ def fast_realistic_walls(
     scan_chunk: int = SCAN_CHUNK,
     carry: int = CARRY_TOP,
     scan_full_every: int = SCAN_FULL_EVERY,
+    float32_selection: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both walls (log10 FLOP) and the small-scale maximum utilization per draw, realistic plans.
 
@@ -475,7 +515,10 @@ def fast_realistic_walls(
     microbatch candidate at each budget (:func:`_evaluators`; 0: all of them).  ``scan_chunk``:
     the scan's budgets per step, stopping past the latency wall (:func:`_scan`; 0: all at once).
     ``carry``: shapes carried from each scan budget into the later stages, whose decisions are
-    confirmed on the whole grid (:func:`_walls_one`; 0: every stage on the whole grid)."""
+    confirmed on the whole grid (:func:`_walls_one`; 0: every stage on the whole grid).
+    ``float32_selection``: pick each budget's best-ranked shapes through float32, exactly
+    ``top_k``'s at a fraction of its cost (:func:`forecast.model.fast.top_k_indices`; False:
+    ``jax.lax.top_k``, the path before; the walls are the same either way)."""
     require_x64()
     g = shortlist_grid() if grid is None else grid
     g = LaunchGrid(*(jnp.asarray(x) for x in g))
@@ -485,6 +528,7 @@ def fast_realistic_walls(
         scan_chunk=int(scan_chunk),
         carry=int(carry),
         every=int(scan_full_every),
+        float32_selection=bool(float32_selection),
     )
     dm, lat, umax = _by_draw(chunk, hw, a, (jnp.float64(threshold),), g)
     return dm, lat, umax
