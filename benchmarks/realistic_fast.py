@@ -129,6 +129,31 @@ def time_variants(conds, variants: dict, repeats: int, **fixed):
     return out, {k: min(v) for k, v in times.items()}
 
 
+def compare_two_variants(args, old: tuple[str, dict], new: tuple[str, dict]) -> int:
+    """Time two variants of ``fast_realistic_walls`` side by side (:func:`time_variants`) on
+    ``args.conditions`` random and ``args.frontier`` frontier conditions of ``args.seed``, best
+    of ``args.repeats``, and print their times, the conditions whose walls or small-scale maximum
+    differ, and the last line ``speedup=<x> identical=<k>/<n> new_ms=<a> old_ms=<b>``."""
+    print(f"# {platform.processor() or platform.machine()}")
+    conds = conditions(args.conditions, args.seed) + frontier_conditions(args.frontier, args.seed)
+    n = len(conds)
+    raw, best = time_variants(conds, dict([old, new]), args.repeats)
+    before, after = (np.stack(raw[name]) for name, _ in (old, new))
+    differs = (before != after) & ~(np.isnan(before) & np.isnan(after))
+    t_old, t_new = (best[name] / n * 1e3 for name, _ in (old, new))
+    print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
+    print(f"{old[0]}: {t_old:.2f} ms a condition (best of {args.repeats})")
+    print(f"{new[0]}: {t_new:.2f} ms a condition")
+    for i, what in enumerate(("data-movement wall", "latency wall", "small-scale maximum")):
+        where = np.flatnonzero(differs[i])
+        print(f"{what}: {where.size} of {n} differ " + str([conds[j][0] for j in where[:3]]))
+    print(
+        f"speedup={t_old / t_new:.2f} identical={int((~differs.any(axis=0)).sum())}/{n} "
+        f"new_ms={t_new:.2f} old_ms={t_old:.2f}"
+    )
+    return 0
+
+
 def stack(items):
     hw = Hardware(*(np.array([h[i] for _, h, _ in items]) for i in range(6)))
     a = Assumptions(*(np.array([x[i] for _, _, x in items]) for i in range(len(Assumptions()))))

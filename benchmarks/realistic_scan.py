@@ -18,18 +18,15 @@ Last line: ``speedup=<x> identical=<k>/<n> new_ms=<a> old_ms=<b>``.
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 from pathlib import Path
-
-import numpy as np
 
 from forecast.config.runtime import init_jax  # isort: skip
 
 init_jax()
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realistic_fast import conditions, frontier_conditions, time_variants  # noqa: E402
+from realistic_fast import compare_two_variants  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,29 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk", type=int, default=3)
     p.add_argument("--repeats", type=int, default=2)
     args = p.parse_args(argv)
-    print(f"# {platform.processor() or platform.machine()}")
-    conds = conditions(args.conditions, args.seed) + frontier_conditions(args.frontier, args.seed)
-    n = len(conds)
-    variants = {
-        "whole scan": {"scan_chunk": 0},
-        f"chunks of {args.chunk}": {"scan_chunk": args.chunk},
-    }
-    raw, best = time_variants(conds, variants, args.repeats)
-    out = {k: np.stack(v) for k, v in raw.items()}
-    old, new = out["whole scan"], out[f"chunks of {args.chunk}"]
-    same = np.all((old == new) | (np.isnan(old) & np.isnan(new)), axis=0)
-    t_old, t_new = (best[k] / n * 1e3 for k in variants)
-    print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
-    print(f"whole scan: {t_old:.1f} ms a condition (best of {args.repeats})")
-    print(f"chunks of {args.chunk}: {t_new:.1f} ms a condition")
-    for i, what in enumerate(("data-movement wall", "latency wall", "small-scale maximum")):
-        differ = np.flatnonzero(old[i] != new[i])
-        print(f"{what}: {differ.size} of {n} differ " + str([conds[j][0] for j in differ[:3]]))
-    print(
-        f"speedup={t_old / t_new:.2f} identical={int(same.sum())}/{n} "
-        f"new_ms={t_new:.1f} old_ms={t_old:.1f}"
+    return compare_two_variants(
+        args,
+        ("whole scan", {"scan_chunk": 0}),
+        (f"chunks of {args.chunk}", {"scan_chunk": args.chunk}),
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -22,11 +22,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 from pathlib import Path
-
-import numpy as np
 
 os.environ.setdefault("WALLCAST_CHUNK_THREADS", "1")
 
@@ -35,7 +32,7 @@ from forecast.config.runtime import init_jax  # noqa: E402  isort: skip
 init_jax()
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realistic_fast import conditions, frontier_conditions, time_variants  # noqa: E402
+from realistic_fast import compare_two_variants  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,25 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=37)
     p.add_argument("--repeats", type=int, default=2)
     args = p.parse_args(argv)
-    print(f"# {platform.processor() or platform.machine()}")
-    conds = conditions(args.conditions, args.seed) + frontier_conditions(args.frontier, args.seed)
-    n = len(conds)
-    variants = {"top_k": {"float32_selection": False}, "float32 selection": {}}
-    raw, best = time_variants(conds, variants, args.repeats)
-    old, new = (np.stack(raw[k]) for k in variants)
-    same = np.all((old == new) | (np.isnan(old) & np.isnan(new)), axis=0)
-    t_old, t_new = (best[k] / n * 1e3 for k in variants)
-    print(f"conditions: {args.conditions} random + {n - args.conditions} frontier")
-    print(f"top_k (float64): {t_old:.2f} ms a condition (best of {args.repeats})")
-    print(f"float32 selection: {t_new:.2f} ms a condition")
-    for i, what in enumerate(("data-movement wall", "latency wall", "small-scale maximum")):
-        differ = np.flatnonzero((old[i] != new[i]) & ~(np.isnan(old[i]) & np.isnan(new[i])))
-        print(f"{what}: {differ.size} of {n} differ " + str([conds[j][0] for j in differ[:3]]))
-    print(
-        f"speedup={t_old / t_new:.2f} identical={int(same.sum())}/{n} "
-        f"new_ms={t_new:.2f} old_ms={t_old:.2f}"
+    return compare_two_variants(
+        args, ("top_k (float64)", {"float32_selection": False}), ("float32 selection", {})
     )
-    return 0
 
 
 if __name__ == "__main__":
