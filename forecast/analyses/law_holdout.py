@@ -139,7 +139,9 @@ def predictive_draws(
     priors = _DEFAULT_PRIORS[model] if priors is None else priors
     latent = {k: fit.flat(k) for k in fit.samples}
     data = LawData(*(jnp.asarray(a) for a in data))
-    out = Predictive(model, posterior_samples=latent)(rng_key, data, priors, None, False)
+    out = Predictive(model, posterior_samples=latent, parallel=True)(
+        rng_key, data, priors, None, False
+    )
     return np.asarray(out[_OBSERVED_SITE[model]])
 
 

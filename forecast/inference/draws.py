@@ -98,7 +98,9 @@ def prior_predictive(
     if hardware is not None:
         priors = resolve_intercepts(priors, hardware.log10_values, hardware.metric_index)
     draws = Predictive(
-        partial(trend_model, hardware, frontier, priors, observed=False), num_samples=num_samples
+        partial(trend_model, hardware, frontier, priors, observed=False),
+        num_samples=num_samples,
+        parallel=True,
     )(rng_key)
     return {k: np.asarray(v) for k, v in draws.items()}
 
@@ -136,5 +138,6 @@ def posterior_predictive(
     draws = Predictive(
         partial(trend_model, hardware, frontier, priors_from_datatree(dt), observed=False),
         posterior_samples=samples,
+        parallel=True,
     )(rng_key)
     return {k: np.asarray(v) for k, v in draws.items() if k in PREDICTIVE_SITES}

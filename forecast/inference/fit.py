@@ -388,7 +388,9 @@ def fit_observations(
     )
     samples = mcmc.get_samples()
     predictive = Predictive(
-        partial(trend_model, hardware, frontier, priors, observed=False), posterior_samples=samples
+        partial(trend_model, hardware, frontier, priors, observed=False),
+        posterior_samples=samples,
+        parallel=True,
     )(ppc_key)
     predictive = {k: np.asarray(v) for k, v in predictive.items() if k in PREDICTIVE_SITES}
     dt = az.from_numpyro(
