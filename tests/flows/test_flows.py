@@ -169,7 +169,7 @@ def test_cli_run_regime_paper_publishes_a_paper_forecast(ws, first_run, tmp_path
     exactly the paper walls it stores beside them (``paper_wall_flop``): both runs propagate the
     same draws with the same seed, so the same inputs. (It propagates the realistic run's 40
     draws, not fewer: the paper search then runs on the draw bucket the realistic run compiled,
-    ~13 s less compiling.)"""
+    ~13 s less a run.)"""
     out = tmp_path / "outputs"
     args = ["run", "--data-dir", str(ws["data"]), "--outputs-dir", str(out)]
     args += ["--scenario", "baseline", "--chains", str(CHAINS), "--draws", str(DRAWS)]
