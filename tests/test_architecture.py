@@ -237,6 +237,36 @@ def test_the_library_never_imports_flows():
         assert not [m for m, _ in _imports(path) if m.startswith("forecast.cli")], path
 
 
+def _predictive_calls_without_parallel(path: Path) -> list[int]:
+    """Lines of ``Predictive(...)`` calls in ``path`` that pass no ``parallel`` keyword."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name == "Predictive" and not any(k.arg == "parallel" for k in node.keywords):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_every_predictive_call_says_whether_it_is_vectorized(tmp_path: Path):
+    """NumPyro's ``Predictive`` maps the model over the samples one at a time unless told
+    ``parallel=True``: a program of its own to compile and thousands of sequential steps
+    (BENCHMARKS.md section 7: the backtest 1.28x, the laws' hold-outs 1.21x when vectorized).
+    Every call in the library says which it does."""
+    missing = {
+        path.relative_to(REPO).as_posix(): lines
+        for path in sorted((REPO / "forecast").rglob("*.py"))
+        if (lines := _predictive_calls_without_parallel(path))
+    }
+    assert not missing, missing
+    # the check sees a call that omits it
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from numpyro.infer import Predictive\nPredictive(model, num_samples=4)(key)\n"
+    )
+    assert _predictive_calls_without_parallel(probe) == [2]
+
+
 def test_flows_holds_only_prefect_modules():
     for path in sorted((REPO / "flows").glob("*.py")):
         if path.name == "__init__.py":
