@@ -6,7 +6,7 @@ model gives it (:func:`forecast.stats.joint.law_priors_from_prior_set` on ``prio
 exactly the joint model refitted without the held-out rows. Every source (paper) is held out in
 turn, its rows' central 80 % posterior predictive intervals checked (``holdout_coverage``, one
 NUTS compilation). Prints coverage, misses and their side; the figures of
-``docs/sensitivity-and-backtest.md``. About 2 minutes on the 2-core machine.
+``docs/sensitivity-and-backtest.md``. About 20 s on the 2-core machine (2026-12-07).
 
 Run: .venv/bin/python scripts/law_holdout.py [--draws 300]
 """

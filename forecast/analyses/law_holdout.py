@@ -5,6 +5,7 @@ the stricter companion of the PSIS-LOO checks of :mod:`forecast.inference.loo`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -16,8 +17,8 @@ import numpy as np
 import pandas as pd
 from numpyro.infer import MCMC, Predictive
 
-from forecast.config.runtime import exclusive
-from forecast.inference.sampler import RaveledNUTS
+from forecast.config.runtime import exclusive, init_jax
+from forecast.inference.sampler import RaveledNUTS, require_finite_energy
 from forecast.stats.scaling_laws import (
     BATCH_PRIORS,
     DEPTH_PRIORS,
@@ -71,38 +72,80 @@ class LawFit:
         return min(float(az.ess(v, method="bulk")) for v in self.samples.values() if v.ndim == 2)
 
 
-def law_mcmc(
+@dataclass(frozen=True)
+class LawSampler:
+    """NUTS settings for one law's model (vectorized chains); :func:`run_masked_fit` runs it.
+
+    Hashable: the key of its one compiled program (:func:`_compiled_fit`), so every refit of the
+    same model with the same settings and data shapes reuses it, whatever the data, priors and
+    mask (they are the program's arguments)."""
+
+    model: LawModel
+    num_chains: int
+    num_warmup: int
+    num_samples: int
+    target_accept_prob: float
+
+    def mcmc(self) -> MCMC:
+        return MCMC(
+            RaveledNUTS(self.model, target_accept_prob=self.target_accept_prob),
+            num_warmup=self.num_warmup,
+            num_samples=self.num_samples,
+            num_chains=self.num_chains,
+            chain_method="vectorized",
+            progress_bar=False,
+        )
+
+
+def law_sampler(
     model: LawModel,
     *,
     num_chains: int,
     num_warmup: int,
     num_samples: int,
     target_accept_prob: float,
-) -> MCMC:
-    """NUTS over one law's model, vectorized chains; the data and the mask are arguments
-    (:func:`run_masked_fit`), so one compiled program serves every refit of that model."""
-    return MCMC(
-        RaveledNUTS(model, target_accept_prob=target_accept_prob),
-        num_warmup=num_warmup,
-        num_samples=num_samples,
-        num_chains=num_chains,
-        chain_method="vectorized",
-        progress_bar=False,
-        jit_model_args=True,
-    )
+) -> LawSampler:
+    """NUTS over one law's model, vectorized chains; the data, priors and mask are arguments of
+    its compiled program (:func:`run_masked_fit`), so one compilation serves every refit."""
+    return LawSampler(model, num_chains, num_warmup, num_samples, target_accept_prob)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_fit(sampler: LawSampler) -> Callable:
+    """The whole NUTS run of ``sampler`` as one ``jax.jit`` program of (key, data, priors, mask):
+    samples by chain, the divergence flags and each chain's last potential energy.
+
+    Why not :class:`numpyro.infer.MCMC` reused across runs (``jit_model_args=True``): NumPyro
+    0.22 wraps its sampling loop's body in a new ``jax.jit`` object on every ``run``, a new static
+    argument of the loop's compiled program, so each refit traced and compiled the loop again
+    (5 compilations for 5 folds; ``benchmarks/law_refits.py``). This function object is cached,
+    so JAX's own cache keys on it and the arguments' shapes."""
+
+    def run(rng_key, data, priors, mask):
+        mcmc = sampler.mcmc()
+        mcmc.run(rng_key, data, priors, mask, extra_fields=("diverging",))
+        samples = mcmc.get_samples(group_by_chain=True)
+        diverging = mcmc.get_extra_fields(group_by_chain=True)["diverging"]
+        return samples, diverging, mcmc.last_state.potential_energy
+
+    return jax.jit(run)
 
 
 @exclusive
-def run_masked_fit(mcmc: MCMC, rng_key, data: LawData, priors, mask) -> LawFit:
-    """Run ``mcmc`` (from :func:`law_mcmc`) on ``data`` with only the rows where ``mask`` is true
-    in the likelihood (default: all rows): samples by chain and the divergence count."""
+def run_masked_fit(sampler: LawSampler, rng_key, data: LawData, priors, mask) -> LawFit:
+    """Run ``sampler`` (from :func:`law_sampler`) on ``data`` with only the rows where ``mask`` is
+    true in the likelihood (default: all rows): samples by chain and the divergence count.
+    Raises :class:`~forecast.inference.sampler.SamplerStartError` where a chain could not start
+    (the log density not finite where it began: inside a compiled program NumPyro cannot say)."""
     data = LawData(*(jnp.asarray(a) for a in data))
     if mask is None:
         mask = jnp.ones(jnp.shape(data.y), dtype=bool)
-    mcmc.run(rng_key, data, priors, jnp.asarray(mask), extra_fields=("diverging",))
-    samples = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
-    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
-    return LawFit(samples=samples, divergences=divergences)
+    samples, diverging, energy = _compiled_fit(sampler)(rng_key, data, priors, jnp.asarray(mask))
+    require_finite_energy(energy)
+    return LawFit(
+        samples={k: np.asarray(v) for k, v in samples.items()},
+        divergences=int(np.asarray(diverging).sum()),
+    )
 
 
 def fit_law(
@@ -118,17 +161,18 @@ def fit_law(
     target_accept_prob: float = 0.9,
 ) -> LawFit:
     """Fit one law alone with NUTS (chains vectorised); ``mask`` drops rows (False = held out)."""
+    init_jax()
     if isinstance(data, LawTable):
         data = data.data
     priors = _DEFAULT_PRIORS[model] if priors is None else priors
-    mcmc = law_mcmc(
+    sampler = law_sampler(
         model,
         num_chains=num_chains,
         num_warmup=num_warmup,
         num_samples=num_samples,
         target_accept_prob=target_accept_prob,
     )
-    return run_masked_fit(mcmc, rng_key, data, priors, mask)
+    return run_masked_fit(sampler, rng_key, data, priors, mask)
 
 
 @exclusive
@@ -202,12 +246,13 @@ def holdout_coverage(
     """
     if by not in ("row", "group"):
         raise ValueError(f"by must be 'row' or 'group', got {by!r}")
+    init_jax()  # float64, as every fit of the project (a script may not have called it)
     priors = _DEFAULT_PRIORS[model] if priors is None else priors
     keys = np.arange(len(table)).astype(str) if by == "row" else np.asarray(table.groups)
     if folds is not None:
         order = {key: j % folds for j, key in enumerate(dict.fromkeys(keys.tolist()))}
         keys = np.asarray([str(order[key]) for key in keys.tolist()])
-    mcmc = law_mcmc(
+    sampler = law_sampler(
         model,
         num_chains=num_chains,
         num_warmup=num_warmup,
@@ -221,7 +266,7 @@ def holdout_coverage(
     for k, key in enumerate(dict.fromkeys(keys.tolist())):
         held = keys == key
         fit_key, pred_key = jax.random.split(jax.random.fold_in(rng_key, k))
-        fit = run_masked_fit(mcmc, fit_key, table.data, priors, ~held)
+        fit = run_masked_fit(sampler, fit_key, table.data, priors, ~held)
         max_rhat = max(max_rhat, fit.rhat_max())
         divergences += fit.divergences
         draws = predictive_draws(model, fit, table.data, pred_key, priors)[:, held]

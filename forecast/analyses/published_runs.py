@@ -20,7 +20,7 @@ import jax
 import numpy as np
 import pandas as pd
 
-from forecast.analyses.law_holdout import law_mcmc, run_masked_fit
+from forecast.analyses.law_holdout import law_sampler, run_masked_fit
 from forecast.config.runtime import init_jax
 from forecast.data.hardware import load_hardware
 from forecast.data.training_runs import load_training_runs
@@ -87,7 +87,7 @@ def leave_one_run_out(
     if n < 2:
         raise ValueError(f"leave-one-run-out needs at least 2 evaluated runs, got {n}")
 
-    mcmc = law_mcmc(
+    sampler = law_sampler(
         run_efficiency_model,
         num_chains=chains,
         num_warmup=draws,
@@ -102,7 +102,7 @@ def leave_one_run_out(
         mask = np.ones(n, dtype=bool)
         mask[i] = False
         fit_key, noise_key = jax.random.split(jax.random.fold_in(key, i))
-        post = run_masked_fit(mcmc, fit_key, table.data, RUN_EFFICIENCY_PRIORS, mask).samples
+        post = run_masked_fit(sampler, fit_key, table.data, RUN_EFFICIENCY_PRIORS, mask).samples
         log_e = np.asarray(post["log10_software_efficiency"], dtype=float).ravel()
         sigma = np.asarray(post["run_mfu_noise_dex"], dtype=float).ravel()
         z = np.asarray(jax.random.normal(noise_key, log_e.shape), dtype=float)

@@ -395,7 +395,7 @@ def runs(
         typer.Option(
             "--loo",
             help="Leave one run out: refit the software efficiency without each run (NUTS, "
-            "about a minute) and show its held-out 80 % interval.",
+            "about 10 seconds) and show its held-out 80 % interval.",
         ),
     ] = False,
     json_output: JsonOpt = False,

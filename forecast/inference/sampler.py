@@ -160,9 +160,15 @@ class SamplerStartError(WallcastError, RuntimeError):
 
 def require_finite_start(mcmc) -> None:
     """Raise :class:`SamplerStartError` where a chain of ``mcmc`` (run) ended at a point of
-    non-finite potential energy: a chain that starts where the log density is not finite never
+    non-finite potential energy (:func:`require_finite_energy` of its last state)."""
+    require_finite_energy(getattr(mcmc.last_state, "potential_energy", 0.0))
+
+
+def require_finite_energy(energy) -> None:
+    """Raise :class:`SamplerStartError` where a chain's last potential energy (one per chain in
+    ``energy``) is not finite: a chain that starts where the log density is not finite never
     moves (every proposal diverges), so its last state says so."""
-    energy = np.asarray(getattr(mcmc.last_state, "potential_energy", 0.0), dtype=float)
+    energy = np.asarray(energy, dtype=float)
     stuck = np.flatnonzero(~np.isfinite(energy.reshape(-1)))
     if stuck.size:
         raise SamplerStartError(

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from forecast.analyses.law_holdout import fit_law, holdout_coverage
+from forecast.analyses.law_holdout import fit_law, holdout_coverage, law_sampler, run_masked_fit
 from forecast.data.evidence import load_model_shapes, load_scaleup_domains
+from forecast.inference.sampler import SamplerStartError
 from forecast.stats.scaling_laws import (
     BATCH_REFERENCE_FLOP,
+    DEPTH_PRIORS,
     LawData,
     NormalBelowCeiling,
     batch_law_model,
@@ -133,6 +135,62 @@ def test_mask_drops_rows() -> None:
     assert masked.quantiles("layer_exponent")[1] == pytest.approx(
         clean.quantiles("layer_exponent")[1], abs=0.02
     )
+
+
+_COMPILES: list[str] = []
+_COUNTING = [False]
+
+
+def _count_compiles(event: str, duration: float, **kwargs) -> None:
+    if _COUNTING[0] and event == "/jax/core/compile/backend_compile_duration":
+        _COMPILES.append(kwargs.get("fun_name", "?"))
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_compiles)
+
+
+def test_refits_of_one_sampler_compile_once_and_each_mask_counts() -> None:
+    """The hold-out checks refit a law once per held-out unit: the second refit (other rows
+    masked, other key, other priors) compiles nothing, yet fits its own rows."""
+    x = jnp.linspace(-3, 0, 12)
+    data = LawData(x, 2.0 + 0.3 * x, jnp.zeros(12))
+    sampler = law_sampler(
+        depth_law_model, num_chains=2, num_warmup=150, num_samples=150, target_accept_prob=0.9
+    )  # test_mask_drops_rows's settings: the same program
+    first = run_masked_fit(sampler, jax.random.PRNGKey(0), data, DEPTH_PRIORS, None)
+    steep = LawData(x, data.y.at[6:].set(2.0 + 0.6 * x[6:]), data.moe)  # rows 6-11: slope 0.6
+    only_steep = jnp.asarray(np.arange(12) >= 6)
+    _COMPILES.clear()
+    _COUNTING[0] = True
+    try:
+        second = run_masked_fit(
+            sampler,
+            jax.random.PRNGKey(1),
+            steep,
+            DEPTH_PRIORS._replace(exponent_loc=0.5),
+            only_steep,
+        )
+    finally:
+        _COUNTING[0] = False
+    assert _COMPILES == []
+    assert first.quantiles("layer_exponent")[1] == pytest.approx(0.3, abs=0.03)
+    assert second.quantiles("layer_exponent")[1] == pytest.approx(0.6, abs=0.06)
+    assert second.samples["layer_exponent"].shape == (2, 150)
+
+
+def test_a_law_fit_that_cannot_start_is_refused_by_name() -> None:
+    """A negative scatter scale: the log density is NaN everywhere, no chain can start; inside the
+    compiled fit NumPyro cannot refuse it, so the chains' last potential energy does."""
+    x = jnp.linspace(-3, 0, 12)
+    with pytest.raises(SamplerStartError, match="chain\\(s\\) 0, 1 of 2 began"):
+        fit_law(
+            depth_law_model,
+            LawData(x, 2.0 + 0.3 * x, jnp.zeros(12)),
+            jax.random.PRNGKey(0),
+            priors=DEPTH_PRIORS._replace(noise_scale=-1.0),
+            num_warmup=150,  # as above: no new program to compile
+            num_samples=150,
+        )
 
 
 # ----------------------------------------------------------------------------- held-out checks
