@@ -77,8 +77,9 @@ class LawSampler:
     """NUTS settings for one law's model (vectorized chains); :func:`run_masked_fit` runs it.
 
     Hashable: the key of its one compiled program (:func:`_compiled_fit`), so every refit of the
-    same model with the same settings and data shapes reuses it, whatever the data, priors and
-    mask (they are the program's arguments)."""
+    same model with the same settings reuses it, whatever the values of the data, priors and
+    mask (the program's arguments), as long as their shapes, dtypes and the priors' structure
+    (which overrides are None, numbers or distributions) stay the same."""
 
     model: LawModel
     num_chains: int
@@ -118,8 +119,10 @@ def _compiled_fit(sampler: LawSampler) -> Callable:
     Why not :class:`numpyro.infer.MCMC` reused across runs (``jit_model_args=True``): NumPyro
     0.22 wraps its sampling loop's body in a new ``jax.jit`` object on every ``run``, a new static
     argument of the loop's compiled program, so each refit traced and compiled the loop again
-    (5 compilations for 5 folds; ``benchmarks/law_refits.py``). This function object is cached,
-    so JAX's own cache keys on it and the arguments' shapes."""
+    (5 compilations for a test's 5 folds: BENCHMARKS.md section 7; ``benchmarks/law_refits.py``
+    times it). This function object is cached, so JAX's own cache keys on it and the arguments'
+    shapes. JAX's trace cache keeps the one ``MCMC`` built while tracing (and its tracers) per
+    compiled program: bounded, at most one per cached program."""
 
     def run(rng_key, data, priors, mask):
         mcmc = sampler.mcmc()
