@@ -1,6 +1,6 @@
 """Benchmark: refits of one law compiled once, against NumPyro's ``MCMC`` reused across refits.
 
-    .venv/bin/python benchmarks/law_refits.py [--rounds 2] [--jobs holdout,runs]
+    .venv/bin/python benchmarks/law_refits.py [--rounds 2] [--jobs holdout,runs,frontier]
 
 The scaling laws' hold-out checks and ``wallcast runs --loo`` refit one small law many times with
 other rows masked out (:func:`forecast.analyses.law_holdout.run_masked_fit`). Until 2026-12-07
@@ -16,6 +16,12 @@ every round (``before``: a frozen copy of the reused-``MCMC`` code below; ``afte
   2 chains x 300 draws after 300 warm-up, as ``scripts/law_holdout.py`` runs it);
 * ``runs``: ``wallcast runs --loo``, the run-efficiency law refitted without each published run
   (:func:`forecast.analyses.published_runs.leave_one_run_out`, its defaults: 2 chains x 1,000).
+* ``frontier``: the frontier-compute backtest of ``wallcast analyse``
+  (:func:`forecast.analyses.frontier_backtest.run_frontier_backtest`, its defaults: four origins,
+  2 chains x 500). Its fits had the records as constants of the program (a program per origin);
+  since 2026-12-07 they are arguments, padded to 16 rows and centred, so the four origins run one
+  program (``frontier_backtest._compiled_frontier_fit``; ``before``: a frozen copy of the old
+  ``fit_frontier``). Reports each origin's fitted growth and the pooled coverage and log score.
 
 The two variants run the same sampler on the same keys, but compiled as other programs XLA fuses
 and rounds differently, and NUTS turns a last-bit difference into another trajectory (README,
@@ -63,6 +69,29 @@ if sys.argv[1] == "before":  # the code of a255435: one MCMC reused, jit_model_a
         return law_holdout.LawFit(samples=samples, divergences=divergences)
     for module in (law_holdout, published_runs):
         module.law_sampler, module.run_masked_fit = law_mcmc, run_masked_fit
+    import forecast.analyses.frontier_backtest as fb
+    from functools import partial
+    from numpyro.diagnostics import split_gelman_rubin
+    from forecast.stats.trends import frontier_compute_model
+    @exclusive
+    def fit_frontier(train, priors, *, chains, warmup, draws, seed):  # the code of c0ebc29
+        model = partial(
+            frontier_compute_model, train.years, train.log10_flop, train.is_speculative, priors
+        )
+        mcmc = MCMC(
+            RaveledNUTS(model, target_accept_prob=0.9), num_warmup=warmup, num_samples=draws,
+            num_chains=chains, chain_method="vectorized", progress_bar=False,
+        )
+        mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging",))
+        by_chain = mcmc.get_samples(group_by_chain=True)
+        rhat = 1.0
+        if chains > 1:
+            for name in fb.FRONTIER_SITES:
+                if name in by_chain and float(np.ptp(np.asarray(by_chain[name]))) > 0:
+                    rhat = max(rhat, float(split_gelman_rubin(np.asarray(by_chain[name]))))
+        divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
+        return {k: np.asarray(v) for k, v in mcmc.get_samples().items()}, rhat, divergences
+    fb.fit_frontier = fit_frontier
 compiling = [0.0]
 def listen(event, seconds, **kwargs):
     if event.endswith("backend_compile_duration"):
@@ -91,6 +120,20 @@ if sys.argv[2] == "holdout":
         out[f"{name} width_dex"] = float(np.mean(res.upper - res.lower))
         out[f"{name} refits"] = len(set(res.groups))
     wall, cpu = time.perf_counter() - t, time.process_time() - c
+elif sys.argv[2] == "frontier":
+    from forecast.analyses.frontier_backtest import frontier_backtest_dataset, run_frontier_backtest
+    from forecast.config import paths
+    from forecast.data.hardware import load_frontier_runs
+    from forecast.priors import load_priors
+    from forecast.stats.trends import trend_priors_from_prior_set
+    priors = trend_priors_from_prior_set(load_priors(paths.default_priors_path()))
+    frontier = load_frontier_runs(paths.frontier_runs_path(paths.data_dir()))
+    t, c = time.perf_counter(), time.process_time()
+    results = run_frontier_backtest(frontier, priors)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    pooled = frontier_backtest_dataset(results).sel(row="pooled")
+    out = {f"growth {r.origin}": r.growth_median for r in results}
+    out.update({k: float(pooled[k]) for k in ("coverage_50", "coverage_80", "log_score")})
 else:
     t, c = time.perf_counter(), time.process_time()
     loo = published_runs.leave_one_run_out()
@@ -117,13 +160,15 @@ def one_run(variant: str, job: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--jobs", default="holdout,runs", help="comma-separated: holdout, runs")
+    p.add_argument(
+        "--jobs", default="holdout,runs,frontier", help="comma-separated: holdout, runs, frontier"
+    )
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
     jobs = [j for j in args.jobs.split(",") if j]
-    if not jobs or set(jobs) - {"holdout", "runs"}:
-        p.error("--jobs: holdout and/or runs")
+    if not jobs or set(jobs) - {"holdout", "runs", "frontier"}:
+        p.error("--jobs: holdout, runs and/or frontier")
     lines = []
     for job in jobs:
         runs: dict[str, list[dict]] = {"before": [], "after": []}

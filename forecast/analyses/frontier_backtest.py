@@ -6,6 +6,7 @@ predictive (truncated Student-t: a new record is above the standing one), per or
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -130,33 +131,76 @@ def _frontier_nu(samples: Mapping[str, np.ndarray], priors: Any, draws: np.ndarr
     return np.broadcast_to(np.asarray(nu, dtype=float), (draws.shape[0],))
 
 
+FIT_ROW_BUCKET = 16
+"""The training records are padded to a multiple of this many rows (the padding masked out of the
+likelihood), so origins with different numbers of records share one compiled NUTS program."""
+
+
+def _padded(values: Any, rows: int, fill: Any) -> np.ndarray:
+    values = np.asarray(values)
+    return np.concatenate([values, np.full(rows - values.size, fill, dtype=values.dtype)])
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_frontier_fit(priors: Any, chains: int, warmup: int, draws: int) -> Callable:
+    """The whole NUTS run of :func:`frontier_compute_model` under ``priors`` as one ``jax.jit``
+    program of (key, years, log10 FLOP, speculative flags, mask): samples by chain and the
+    divergence flags. The data are arguments, not constants of the program, so every origin
+    (with the same priors and padded size) runs the program compiled once; NumPyro's ``MCMC``
+    reused across runs would compile its loop again each time (``law_holdout._compiled_fit``)."""
+
+    def run(rng_key, years, log10_flop, is_speculative, mask):
+        model = partial(frontier_compute_model, priors=priors, mask=mask)
+        mcmc = MCMC(
+            RaveledNUTS(model, target_accept_prob=0.9),
+            num_warmup=warmup,
+            num_samples=draws,
+            num_chains=chains,
+            chain_method="vectorized",
+            progress_bar=False,
+        )
+        mcmc.run(rng_key, years, log10_flop, is_speculative, extra_fields=("diverging",))
+        return (
+            mcmc.get_samples(group_by_chain=True),
+            mcmc.get_extra_fields(group_by_chain=True)["diverging"],
+        )
+
+    return jax.jit(run)
+
+
 @exclusive
 def fit_frontier(
     train: Any, priors: Any, *, chains: int, warmup: int, draws: int, seed: int
 ) -> tuple[dict[str, np.ndarray], float, int]:
     """NUTS on :func:`forecast.stats.trends.frontier_compute_model`; returns the flat posterior draws,
-    the largest split R-hat of its sampled parameters and the divergence count."""
+    the largest split R-hat of its sampled parameters and the divergence count.
+
+    The model is fitted in coordinates centred on the priors' reference year and intercept
+    centre (years minus ``reference_year``, log10 FLOP minus ``frontier_intercept_loc``; the
+    intercept's draws shifted back), which is the same posterior exactly, and the records are
+    padded to :data:`FIT_ROW_BUCKET` rows: so the origins' priors, which differ only in those two
+    centres (:func:`frontier_backtest_priors`), are one program's."""
     init_jax()
-    model = partial(
-        frontier_compute_model, train.years, train.log10_flop, train.is_speculative, priors
+    reference_year, intercept_loc = priors.reference_year, priors.frontier_intercept_loc
+    centred = dataclasses.replace(priors, reference_year=0.0, frontier_intercept_loc=0.0)
+    n = len(train.years)
+    rows = -(-n // FIT_ROW_BUCKET) * FIT_ROW_BUCKET
+    years = _padded(np.asarray(train.years, dtype=float) - reference_year, rows, 0.0)
+    log10_flop = _padded(np.asarray(train.log10_flop, dtype=float) - intercept_loc, rows, 0.0)
+    is_speculative = _padded(np.asarray(train.is_speculative, dtype=bool), rows, False)
+    mask = np.arange(rows) < n
+    by_chain, diverging = _compiled_frontier_fit(centred, chains, warmup, draws)(
+        jax.random.PRNGKey(seed), years, log10_flop, is_speculative, mask
     )
-    mcmc = MCMC(
-        RaveledNUTS(model, target_accept_prob=0.9),
-        num_warmup=warmup,
-        num_samples=draws,
-        num_chains=chains,
-        chain_method="vectorized",
-        progress_bar=False,
-    )
-    mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging",))
-    by_chain = mcmc.get_samples(group_by_chain=True)
+    by_chain = {k: np.asarray(v) for k, v in by_chain.items()}
+    by_chain["frontier_intercept"] = by_chain["frontier_intercept"] + intercept_loc
     rhat = 1.0
     if chains > 1:
         for name in FRONTIER_SITES:
-            if name in by_chain and float(np.ptp(np.asarray(by_chain[name]))) > 0:
-                rhat = max(rhat, float(split_gelman_rubin(np.asarray(by_chain[name]))))
-    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
-    samples = {k: np.asarray(v) for k, v in mcmc.get_samples().items()}
+            if name in by_chain and float(np.ptp(by_chain[name])) > 0:
+                rhat = max(rhat, float(split_gelman_rubin(by_chain[name])))
+    divergences = int(np.asarray(diverging).sum())
+    samples = {k: v.reshape((-1, *v.shape[2:])) for k, v in by_chain.items()}
     return samples, rhat, divergences
 
 

@@ -527,6 +527,7 @@ def frontier_compute_model(
     log10_flop: jax.Array | np.ndarray | None,
     is_speculative: jax.Array | np.ndarray,
     priors: TrendPriors,
+    mask: jax.Array | np.ndarray | None = None,
 ) -> None:
     """Frontier training-compute trend with Student-t residuals (pure NumPyro model).
 
@@ -547,6 +548,8 @@ def frontier_compute_model(
     is_speculative : bool array (n_runs,)
         Epoch confidence "Speculative".
     priors : TrendPriors
+    mask : bool array (n_runs,), optional
+        Rows in the likelihood (False: padding, left out); None: every row.
     """
     years = jnp.asarray(years)
     is_speculative = jnp.asarray(is_speculative, dtype=bool)
@@ -567,7 +570,11 @@ def frontier_compute_model(
     scale = sigma * jnp.where(is_speculative, 1.0 + extra, 1.0)
     mu = intercept + slope * (years - priors.reference_year)
     with numpyro.plate("run", years.shape[0]):
-        numpyro.sample("log10_compute", dist.StudentT(nu, mu, scale), obs=log10_flop)
+        if mask is None:
+            numpyro.sample("log10_compute", dist.StudentT(nu, mu, scale), obs=log10_flop)
+        else:
+            with numpyro.handlers.mask(mask=mask):
+                numpyro.sample("log10_compute", dist.StudentT(nu, mu, scale), obs=log10_flop)
 
 
 def trend_model(

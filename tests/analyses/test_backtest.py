@@ -277,6 +277,84 @@ def test_frontier_backtest_on_the_shipped_data(frontier_run):
     )
 
 
+def test_padded_rows_leave_the_frontier_likelihood_unchanged():
+    """The backtest pads its training records (masked out) so origins share one program: the
+    padded model's log density equals the unpadded one's at any parameters."""
+    import jax.numpy as jnp
+    from numpyro.infer.util import log_density
+
+    from forecast.config.paths import default_priors_path
+    from forecast.priors import load_priors
+    from forecast.stats.trends import frontier_compute_model, trend_priors_from_prior_set
+
+    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
+    years, flop = np.array([2019.5, 2020.2, 2021.9]), np.array([23.1, 23.9, 24.6])
+    spec = np.array([False, True, False])
+    params = {
+        "frontier_slope": 0.6,
+        "frontier_intercept": 25.0,
+        "frontier_sigma": 0.3,
+        "frontier_speculative_extra": 0.5,
+        "frontier_nu": 7.0,
+    }
+    plain, _ = log_density(frontier_compute_model, (years, flop, spec, priors), {}, params)
+    pad = lambda a, v: np.concatenate([a, np.full(5, v, dtype=a.dtype)])  # noqa: E731
+    padded, _ = log_density(
+        frontier_compute_model,
+        (pad(years, 0.0), pad(flop, 0.0), pad(spec, False), priors),
+        {"mask": jnp.arange(8) < 3},
+        params,
+    )
+    assert float(padded) == pytest.approx(float(plain), rel=1e-12)
+    unmasked, _ = log_density(
+        frontier_compute_model,
+        (pad(years, 0.0), pad(flop, 0.0), pad(spec, False), priors),
+        {},
+        params,
+    )
+    assert float(unmasked) < float(plain) - 100  # the padding rows, were they counted
+
+
+def test_frontier_origins_share_one_compiled_fit():
+    """A second origin, with other records, other priors' centres and another count of rows,
+    runs the program the first compiled (nothing compiles); its intercept is on the data's
+    scale (the centring is undone)."""
+    import jax
+
+    from forecast.analyses.frontier_backtest import (
+        fit_frontier,
+        frontier_backtest_priors,
+        frontier_split,
+    )
+    from forecast.config.paths import default_priors_path
+    from forecast.data.hardware import load_frontier_runs
+    from forecast.priors import load_priors
+    from forecast.stats.trends import trend_priors_from_prior_set
+
+    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
+    frontier = load_frontier_runs()
+    trains = [frontier_split(frontier, origin)[0] for origin in (2022, 2020)]
+    assert len(trains[0].years) != len(trains[1].years)
+    settings = {"chains": 2, "warmup": 200, "draws": 200, "seed": 0}  # frontier_run's
+    fit_frontier(trains[0], frontier_backtest_priors(priors, trains[0]), **settings)
+    compiled = []
+
+    def listen(event, seconds, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(kwargs.get("fun_name"))
+
+    second_priors = frontier_backtest_priors(priors, trains[1])
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        samples, rhat, _ = fit_frontier(trains[1], second_priors, **settings)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiled == []
+    level = float(np.median(samples["frontier_intercept"]))
+    flop = np.asarray(trains[1].log10_flop)
+    assert flop.min() - 0.5 < level < flop.max() + 0.5 and rhat < 1.05
+
+
 def test_frontier_group_round_trips_through_a_forecast_file(frontier_run, tmp_path):
     from forecast.analyses.frontier_backtest import frontier_backtest_dataset
     from forecast.store.publisher import add_groups
