@@ -1,4 +1,4 @@
-"""Benchmark: refits of one law compiled once, against NumPyro's ``MCMC`` reused across refits.
+"""Benchmark: repeated NUTS refits compiled once, against a program (or a loop) compiled per refit.
 
     .venv/bin/python benchmarks/law_refits.py [--rounds 2] [--jobs holdout,runs,frontier]
 
@@ -24,10 +24,12 @@ every round (``before``: a frozen copy of the reused-``MCMC`` code below; ``afte
   ``fit_frontier``). Reports each origin's fitted growth and the pooled coverage and log score.
 
 The two variants run the same sampler on the same keys, but compiled as other programs XLA fuses
-and rounds differently, and NUTS turns a last-bit difference into another trajectory (README,
-"Reproducibility"): the draws differ as another seed's would. So it compares what the checks
-report: each law's coverage and mean 80 % interval width (``holdout``), the runs' coverage and
-median held-out ratio (``runs``). Last line per job ``<job>: speedup=<before/after, fastest
+and rounds differently (and, for ``frontier``, from other starting points: the centred records put
+NUTS's random start near the data's level), and NUTS turns a last-bit difference into another
+trajectory (README, "Reproducibility"): the draws differ as another seed's would. So it compares
+what the checks report: each law's coverage and mean 80 % interval width (``holdout``), the runs'
+coverage and median held-out ratio (``runs``), each origin's growth and the pooled coverage and
+log score (``frontier``). Last line per job ``<job>: speedup=<before/after, fastest
 each> before_s=<a> after_s=<b> compile_before_s=<c> compile_after_s=<d>``.
 """
 

@@ -355,6 +355,30 @@ def test_frontier_origins_share_one_compiled_fit():
     assert flop.min() - 0.5 < level < flop.max() + 0.5 and rhat < 1.05
 
 
+def test_a_frontier_fit_that_cannot_start_is_refused_by_name():
+    """A NaN record makes the log density NaN everywhere: inside the compiled fit NumPyro cannot
+    refuse the start, so the chains' last potential energy does."""
+    from forecast.analyses.frontier_backtest import (
+        fit_frontier,
+        frontier_backtest_priors,
+        frontier_split,
+    )
+    from forecast.config.paths import default_priors_path
+    from forecast.data.hardware import load_frontier_runs
+    from forecast.inference.sampler import SamplerStartError
+    from forecast.priors import load_priors
+    from forecast.stats.trends import trend_priors_from_prior_set
+
+    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
+    train = frontier_split(load_frontier_runs(), 2022)[0]
+    p = frontier_backtest_priors(priors, train)
+    flop = np.asarray(train.log10_flop, dtype=float).copy()
+    flop[0] = np.nan
+    broken = train._replace(log10_flop=flop)
+    with pytest.raises(SamplerStartError, match="chain\\(s\\) 0, 1 of 2 began"):
+        fit_frontier(broken, p, chains=2, warmup=200, draws=200, seed=0)
+
+
 def test_frontier_group_round_trips_through_a_forecast_file(frontier_run, tmp_path):
     from forecast.analyses.frontier_backtest import frontier_backtest_dataset
     from forecast.store.publisher import add_groups
