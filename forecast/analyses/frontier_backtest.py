@@ -141,8 +141,7 @@ def _padded(values: Any, rows: int, fill: Any) -> np.ndarray:
     return np.concatenate([values, np.full(rows - values.size, fill, dtype=values.dtype)])
 
 
-@functools.lru_cache(maxsize=8)
-def _compiled_frontier_fit(priors: Any, chains: int, warmup: int, draws: int) -> Callable:
+def _frontier_fit_program(priors: Any, chains: int, warmup: int, draws: int) -> Callable:
     """The whole NUTS run of :func:`frontier_compute_model` under ``priors`` as one ``jax.jit``
     program of (key, years, log10 FLOP, speculative flags, mask): samples by chain, the
     divergence flags and each chain's last potential energy. The data are arguments, not constants of the program, so every origin
@@ -169,6 +168,10 @@ def _compiled_frontier_fit(priors: Any, chains: int, warmup: int, draws: int) ->
     return jax.jit(run)
 
 
+_compiled_frontier_fit = functools.lru_cache(maxsize=8)(_frontier_fit_program)
+""":func:`_frontier_fit_program` cached by its arguments (the priors must be hashable)."""
+
+
 @exclusive
 def fit_frontier(
     train: Any, priors: Any, *, chains: int, warmup: int, draws: int, seed: int
@@ -192,7 +195,11 @@ def fit_frontier(
     log10_flop = _padded(np.asarray(train.log10_flop, dtype=float) - intercept_loc, rows, 0.0)
     is_speculative = _padded(np.asarray(train.is_speculative, dtype=bool), rows, False)
     mask = np.arange(rows) < n
-    by_chain, diverging, energy = _compiled_frontier_fit(centred, chains, warmup, draws)(
+    try:
+        program = _compiled_frontier_fit(centred, chains, warmup, draws)
+    except TypeError:  # priors built in Python with an unhashable field: a program of its own
+        program = _frontier_fit_program(centred, chains, warmup, draws)
+    by_chain, diverging, energy = program(
         jax.random.PRNGKey(seed), years, log10_flop, is_speculative, mask
     )
     require_finite_energy(energy)  # inside a compiled program NumPyro cannot refuse a start

@@ -379,6 +379,31 @@ def test_a_frontier_fit_that_cannot_start_is_refused_by_name():
         fit_frontier(broken, p, chains=2, warmup=200, draws=200, seed=0)
 
 
+def test_frontier_priors_that_cannot_key_the_cache_still_fit():
+    """Priors built in Python may hold an array (unhashable): the fit then compiles a program of
+    its own instead of failing on the cache's key."""
+    import dataclasses
+
+    from forecast.analyses.frontier_backtest import (
+        fit_frontier,
+        frontier_backtest_priors,
+        frontier_split,
+    )
+    from forecast.config.paths import default_priors_path
+    from forecast.data.hardware import load_frontier_runs
+    from forecast.priors import load_priors
+    from forecast.stats.trends import trend_priors_from_prior_set
+
+    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
+    train = frontier_split(load_frontier_runs(), 2022)[0]
+    p = frontier_backtest_priors(priors, train)
+    p = dataclasses.replace(p, frontier_slope_loc=np.asarray(p.frontier_slope_loc))
+    with pytest.raises(TypeError):
+        hash(p)
+    samples, rhat, divergences = fit_frontier(train, p, chains=2, warmup=50, draws=50, seed=0)
+    assert samples["frontier_slope"].shape == (100,) and np.isfinite(rhat)
+
+
 def test_frontier_group_round_trips_through_a_forecast_file(frontier_run, tmp_path):
     from forecast.analyses.frontier_backtest import frontier_backtest_dataset
     from forecast.store.publisher import add_groups
