@@ -24,7 +24,7 @@ from scipy.special import logsumexp
 
 from forecast.analyses.backtest import CURVE_PROBS, PROBS, interval_coverage, pit_values
 from forecast.config.runtime import exclusive, init_jax
-from forecast.inference.sampler import RaveledNUTS, require_finite_energy
+from forecast.inference.sampler import RaveledNUTS, compiled_nuts, require_finite_energy
 from forecast.stats.trends import FRONTIER_MIN_YEAR, frontier_compute_model, frontier_observations
 
 FRONTIER_ORIGINS: tuple[int, ...] = (2016, 2018, 2020, 2022)
@@ -142,30 +142,21 @@ def _padded(values: Any, rows: int, fill: Any) -> np.ndarray:
 
 
 def _frontier_fit_program(priors: Any, chains: int, warmup: int, draws: int) -> Callable:
-    """The whole NUTS run of :func:`frontier_compute_model` under ``priors`` as one ``jax.jit``
-    program of (key, years, log10 FLOP, speculative flags, mask): samples by chain, the
-    divergence flags and each chain's last potential energy. The data are arguments, not constants of the program, so every origin
-    (with the same priors and padded size) runs the program compiled once; NumPyro's ``MCMC``
-    reused across runs would compile its loop again each time (``law_holdout._compiled_fit``)."""
-
-    def run(rng_key, years, log10_flop, is_speculative, mask):
-        model = partial(frontier_compute_model, priors=priors, mask=mask)
-        mcmc = MCMC(
-            RaveledNUTS(model, target_accept_prob=0.9),
+    """The whole NUTS run of :func:`frontier_compute_model` under ``priors`` as one program of
+    (key, years, log10 FLOP, speculative flags, mask=)
+    (:func:`~forecast.inference.sampler.compiled_nuts`): the data are arguments, not constants
+    of the program, so every origin (with the same priors and padded size) runs it compiled
+    once."""
+    return compiled_nuts(
+        lambda: MCMC(
+            RaveledNUTS(partial(frontier_compute_model, priors=priors), target_accept_prob=0.9),
             num_warmup=warmup,
             num_samples=draws,
             num_chains=chains,
             chain_method="vectorized",
             progress_bar=False,
         )
-        mcmc.run(rng_key, years, log10_flop, is_speculative, extra_fields=("diverging",))
-        return (
-            mcmc.get_samples(group_by_chain=True),
-            mcmc.get_extra_fields(group_by_chain=True)["diverging"],
-            mcmc.last_state.potential_energy,
-        )
-
-    return jax.jit(run)
+    )
 
 
 _compiled_frontier_fit = functools.lru_cache(maxsize=8)(_frontier_fit_program)
@@ -200,7 +191,7 @@ def fit_frontier(
     except TypeError:  # priors built in Python with an unhashable field: a program of its own
         program = _frontier_fit_program(centred, chains, warmup, draws)
     by_chain, diverging, energy = program(
-        jax.random.PRNGKey(seed), years, log10_flop, is_speculative, mask
+        jax.random.PRNGKey(seed), years, log10_flop, is_speculative, mask=mask
     )
     require_finite_energy(energy)  # inside a compiled program NumPyro cannot refuse a start
     by_chain = {k: np.asarray(v) for k, v in by_chain.items()}

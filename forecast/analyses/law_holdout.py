@@ -18,7 +18,7 @@ import pandas as pd
 from numpyro.infer import MCMC, Predictive
 
 from forecast.config.runtime import exclusive, init_jax
-from forecast.inference.sampler import RaveledNUTS, require_finite_energy
+from forecast.inference.sampler import RaveledNUTS, compiled_nuts, require_finite_energy
 from forecast.stats.scaling_laws import (
     BATCH_PRIORS,
     DEPTH_PRIORS,
@@ -113,25 +113,11 @@ def law_sampler(
 
 @functools.lru_cache(maxsize=16)
 def _compiled_fit(sampler: LawSampler) -> Callable:
-    """The whole NUTS run of ``sampler`` as one ``jax.jit`` program of (key, data, priors, mask):
-    samples by chain, the divergence flags and each chain's last potential energy.
-
-    Why not :class:`numpyro.infer.MCMC` reused across runs (``jit_model_args=True``): NumPyro
-    0.22 wraps its sampling loop's body in a new ``jax.jit`` object on every ``run``, a new static
-    argument of the loop's compiled program, so each refit traced and compiled the loop again
-    (5 compilations for a test's 5 folds: BENCHMARKS.md section 7; ``benchmarks/law_refits.py``
-    times it). This function object is cached, so JAX's own cache keys on it and the arguments'
-    shapes. JAX's trace cache keeps the one ``MCMC`` built while tracing (and its tracers) per
-    compiled program: bounded, at most one per cached program."""
-
-    def run(rng_key, data, priors, mask):
-        mcmc = sampler.mcmc()
-        mcmc.run(rng_key, data, priors, mask, extra_fields=("diverging",))
-        samples = mcmc.get_samples(group_by_chain=True)
-        diverging = mcmc.get_extra_fields(group_by_chain=True)["diverging"]
-        return samples, diverging, mcmc.last_state.potential_energy
-
-    return jax.jit(run)
+    """The whole NUTS run of ``sampler`` as one program of (key, data, priors, mask)
+    (:func:`~forecast.inference.sampler.compiled_nuts`), cached per sampler: every refit reuses
+    it (the reused ``MCMC`` of before compiled each refit's loop again: 5 compilations for a
+    test's 5 folds, BENCHMARKS.md section 7; ``benchmarks/law_refits.py`` times it)."""
+    return compiled_nuts(sampler.mcmc)
 
 
 @exclusive

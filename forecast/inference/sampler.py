@@ -178,6 +178,32 @@ def require_finite_energy(energy) -> None:
         )
 
 
+def compiled_nuts(make_mcmc):
+    """A whole NUTS run as one ``jax.jit`` program: ``(rng_key, *model_args, **model_kwargs) ->
+    (samples by chain, divergence flags by chain, each chain's last potential energy)``;
+    ``make_mcmc()`` builds the :class:`numpyro.infer.MCMC` while tracing.
+
+    For refits of one model on other data of the same shapes: the data are the program's
+    arguments, so keep the returned function (e.g. in a cache) and every refit runs the program
+    compiled once. An ``MCMC`` reused across runs instead (``jit_model_args=True``) compiles its
+    loop again each run: NumPyro 0.22 wraps the loop's body in a new ``jax.jit`` object on every
+    ``run``, a new static argument of the loop's program (BENCHMARKS.md section 7). Inside the
+    program NumPyro cannot refuse a start with no valid point: pass the energies to
+    :func:`require_finite_energy`. JAX's trace cache keeps the one ``MCMC`` built while tracing
+    per compiled program."""
+
+    def run(rng_key, *args, **kwargs):
+        mcmc = make_mcmc()
+        mcmc.run(rng_key, *args, extra_fields=("diverging",), **kwargs)
+        return (
+            mcmc.get_samples(group_by_chain=True),
+            mcmc.get_extra_fields(group_by_chain=True)["diverging"],
+            mcmc.last_state.potential_energy,
+        )
+
+    return jax.jit(run)
+
+
 def mcmc_chain_method(name: str):
     """What :class:`numpyro.infer.MCMC` takes for a chain method's name: :func:`unbatched_chains`
     for :data:`UNBATCHED`, NumPyro's own names (``"vectorized"``, ``"sequential"``,

@@ -315,68 +315,63 @@ def test_padded_rows_leave_the_frontier_likelihood_unchanged():
     assert float(unmasked) < float(plain) - 100  # the padding rows, were they counted
 
 
+def _frontier_fit_inputs(origin: int):
+    """The shipped records a backtest origin trains on and its priors (the baseline file's)."""
+    from forecast.analyses.frontier_backtest import frontier_backtest_priors, frontier_split
+    from forecast.config.paths import default_priors_path
+    from forecast.data.hardware import load_frontier_runs
+    from forecast.priors import load_priors
+    from forecast.stats.trends import trend_priors_from_prior_set
+
+    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
+    train = frontier_split(load_frontier_runs(), origin)[0]
+    return train, frontier_backtest_priors(priors, train)
+
+
+FRONTIER_FIT_SETTINGS = {"chains": 2, "warmup": 200, "draws": 200, "seed": 0}
+"""frontier_run's settings: the tests below run the program it compiled."""
+
+
 def test_frontier_origins_share_one_compiled_fit():
     """A second origin, with other records, other priors' centres and another count of rows,
     runs the program the first compiled (nothing compiles); its intercept is on the data's
     scale (the centring is undone)."""
     import jax
 
-    from forecast.analyses.frontier_backtest import (
-        fit_frontier,
-        frontier_backtest_priors,
-        frontier_split,
-    )
-    from forecast.config.paths import default_priors_path
-    from forecast.data.hardware import load_frontier_runs
-    from forecast.priors import load_priors
-    from forecast.stats.trends import trend_priors_from_prior_set
+    from forecast.analyses.frontier_backtest import fit_frontier
 
-    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
-    frontier = load_frontier_runs()
-    trains = [frontier_split(frontier, origin)[0] for origin in (2022, 2020)]
-    assert len(trains[0].years) != len(trains[1].years)
-    settings = {"chains": 2, "warmup": 200, "draws": 200, "seed": 0}  # frontier_run's
-    fit_frontier(trains[0], frontier_backtest_priors(priors, trains[0]), **settings)
+    (first, first_priors), (second, second_priors) = map(_frontier_fit_inputs, (2022, 2020))
+    assert len(first.years) != len(second.years)
+    fit_frontier(first, first_priors, **FRONTIER_FIT_SETTINGS)
     compiled = []
 
     def listen(event, seconds, **kwargs):
         if event == "/jax/core/compile/backend_compile_duration":
             compiled.append(kwargs.get("fun_name"))
 
-    second_priors = frontier_backtest_priors(priors, trains[1])
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
-        samples, rhat, _ = fit_frontier(trains[1], second_priors, **settings)
+        samples, rhat, _ = fit_frontier(second, second_priors, **FRONTIER_FIT_SETTINGS)
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
     assert compiled == []
     level = float(np.median(samples["frontier_intercept"]))
-    flop = np.asarray(trains[1].log10_flop)
+    flop = np.asarray(second.log10_flop)
     assert flop.min() - 0.5 < level < flop.max() + 0.5 and rhat < 1.05
 
 
 def test_a_frontier_fit_that_cannot_start_is_refused_by_name():
     """A NaN record makes the log density NaN everywhere: inside the compiled fit NumPyro cannot
     refuse the start, so the chains' last potential energy does."""
-    from forecast.analyses.frontier_backtest import (
-        fit_frontier,
-        frontier_backtest_priors,
-        frontier_split,
-    )
-    from forecast.config.paths import default_priors_path
-    from forecast.data.hardware import load_frontier_runs
+    from forecast.analyses.frontier_backtest import fit_frontier
     from forecast.inference.sampler import SamplerStartError
-    from forecast.priors import load_priors
-    from forecast.stats.trends import trend_priors_from_prior_set
 
-    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
-    train = frontier_split(load_frontier_runs(), 2022)[0]
-    p = frontier_backtest_priors(priors, train)
+    train, p = _frontier_fit_inputs(2022)
     flop = np.asarray(train.log10_flop, dtype=float).copy()
     flop[0] = np.nan
     broken = train._replace(log10_flop=flop)
     with pytest.raises(SamplerStartError, match="chain\\(s\\) 0, 1 of 2 began"):
-        fit_frontier(broken, p, chains=2, warmup=200, draws=200, seed=0)
+        fit_frontier(broken, p, **FRONTIER_FIT_SETTINGS)
 
 
 def test_frontier_priors_that_cannot_key_the_cache_still_fit():
@@ -384,19 +379,9 @@ def test_frontier_priors_that_cannot_key_the_cache_still_fit():
     its own instead of failing on the cache's key."""
     import dataclasses
 
-    from forecast.analyses.frontier_backtest import (
-        fit_frontier,
-        frontier_backtest_priors,
-        frontier_split,
-    )
-    from forecast.config.paths import default_priors_path
-    from forecast.data.hardware import load_frontier_runs
-    from forecast.priors import load_priors
-    from forecast.stats.trends import trend_priors_from_prior_set
+    from forecast.analyses.frontier_backtest import fit_frontier
 
-    priors = trend_priors_from_prior_set(load_priors(default_priors_path()))
-    train = frontier_split(load_frontier_runs(), 2022)[0]
-    p = frontier_backtest_priors(priors, train)
+    train, p = _frontier_fit_inputs(2022)
     p = dataclasses.replace(p, frontier_slope_loc=np.asarray(p.frontier_slope_loc))
     with pytest.raises(TypeError):
         hash(p)
