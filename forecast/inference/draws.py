@@ -9,7 +9,6 @@ from functools import partial
 
 import jax
 import numpy as np
-import numpyro  # noqa: F401  (a plain import first: see below)
 import xarray as xr
 from numpyro.infer import Predictive
 

@@ -40,7 +40,6 @@ from typing import Any
 import arviz as az
 import jax
 import numpy as np
-import numpyro  # noqa: F401  (a plain import before numpyro.infer; see forecast.inference.fit)
 import xarray as xr
 from numpyro.infer import MCMC, Predictive
 

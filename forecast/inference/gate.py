@@ -10,7 +10,6 @@ from typing import Any
 
 import arviz as az
 import numpy as np
-import numpyro  # noqa: F401  (a plain import first: see below)
 import xarray as xr
 
 from forecast.config.errors import WallcastError

@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 import jax
 import numpy as np
-import numpyro  # noqa: F401  (a plain import before numpyro.infer; see forecast.inference.fit)
+import numpyro
 import numpyro.distributions as dist
 import pandas as pd
 from numpyro.infer import Predictive
