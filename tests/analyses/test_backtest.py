@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import xarray as xr
 from scipy import stats
+from support.backtest import frontier_result
 from typer.testing import CliRunner
 
 from forecast.analyses.backtest import (
-    CURVE_PROBS,
     PROBS,
     backtest_dataset,
     interval_coverage,
@@ -126,7 +126,7 @@ def test_cli_backtest_json(origin_2022, monkeypatch, tmp_path):
     from forecast.cli import app
 
     monkeypatch.setattr(backtest, "run_backtest", lambda *a, **k: origin_2022)
-    frontier = [_frontier_result(2022, [1.1, 0.8], [1.0, 1.0], [True, False])]
+    frontier = [frontier_result(2022, [1.1, 0.8], [1.0, 1.0], [True, False])]
     monkeypatch.setattr(frontier_backtest, "run_frontier_backtest", lambda *a, **k: frontier)
     path = tmp_path / "forecast.nc"
     xr.DataTree.from_dict({"/forecast": xr.Dataset({"x": ("a", [1.0])})}).to_netcdf(
@@ -150,39 +150,6 @@ def test_cli_backtest_json(origin_2022, monkeypatch, tmp_path):
 # ----------------------------------------------------------------------------- frontier compute
 
 
-def _frontier_result(origin: int, observed, median, covered80, n_train: int = 5):
-    """A FrontierOriginResult with chosen values; coverage of 50/95% set equal to 80%'s."""
-    from forecast.analyses.frontier_backtest import FrontierOriginResult
-
-    observed, median = np.asarray(observed, float), np.asarray(median, float)
-    covered = np.tile(np.asarray(covered80, bool), (len(PROBS), 1))
-    n = observed.size
-    return FrontierOriginResult(
-        origin=origin,
-        train_start=2018.0,
-        n_train=n_train,
-        names=np.array([f"run{i}" for i in range(n)]),
-        years=np.full(n, origin + 1.0),
-        is_speculative=np.zeros(n, bool),
-        observed=observed,
-        median=median,
-        lower=np.tile(median - 0.5, (len(PROBS), 1)),
-        upper=np.tile(median + 0.5, (len(PROBS), 1)),
-        covered=covered,
-        curve_covered=np.tile(np.asarray(covered80, bool), (len(CURVE_PROBS), 1)),
-        pit=np.full(n, 0.5),
-        log_density=np.zeros(n),
-        growth_median=4.5,
-        growth_lower=4.0,
-        growth_upper=5.0,
-        sigma_median=0.3,
-        rhat_max=1.001,
-        divergences=0,
-        fit_seconds=0.1,
-        settings={"chains": 2, "warmup": 50, "draws": 50, "seed": 0},
-    )
-
-
 def test_interval_coverage_and_pit_of_a_constructed_case():
     """Draws uniform on [0, 1]: the central 50% interval is [0.25, 0.75], the 80% one [0.1, 0.9],
     and the PIT of an observation is the observation itself."""
@@ -203,8 +170,8 @@ def test_frontier_dataset_pools_every_held_out_record():
     from forecast.analyses.frontier_backtest import frontier_backtest_dataset
     from forecast.queries.analyses import frontier_coverage_rows
 
-    a = _frontier_result(2018, [1.1, 0.8, 1.3, 1.4], [1.0] * 4, [True, True, True, False])
-    b = _frontier_result(2022, [0.4, 0.6], [1.0, 1.0], [False, True], n_train=9)
+    a = frontier_result(2018, [1.1, 0.8, 1.3, 1.4], [1.0] * 4, [True, True, True, False])
+    b = frontier_result(2022, [0.4, 0.6], [1.0, 1.0], [False, True], n_train=9)
     ds = frontier_backtest_dataset([a, b])
     assert list(ds["row"].values) == ["2018", "2022", "pooled"]
     np.testing.assert_allclose(ds["coverage_80"].values, [0.75, 0.5, 4 / 6])

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from test_backtest import _frontier_result
+from support.backtest import frontier_result
 from test_report import FIRST_ID, md_table, synthetic_tree
 
 from forecast.analyses.backtest import (
@@ -360,7 +360,7 @@ def test_analyse_command_stores_groups_and_regenerates_reports(tmp_path, monkeyp
 
     monkeypatch.setattr(sensitivity_module, "run_sensitivity", fake_sensitivity)
     monkeypatch.setattr(backtest_module, "run_backtest", fake_backtest)
-    frontier = [_frontier_result(2022, [25.4, 26.6], [25.5, 26.5], [True, False])]
+    frontier = [frontier_result(2022, [25.4, 26.6], [25.5, 26.5], [True, False])]
     monkeypatch.setattr(frontier_backtest_module, "run_frontier_backtest", lambda *a, **k: frontier)
     monkeypatch.setattr(report_module, "generate_reports", fast_generate)
 

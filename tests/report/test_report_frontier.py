@@ -11,7 +11,7 @@ import html
 import numpy as np
 import pytest
 import xarray as xr
-from test_backtest import _frontier_result
+from support.backtest import frontier_result
 from test_report import FIRST_ID, md_table, synthetic_tree
 from test_report_analyses import synthetic_backtest
 
@@ -38,8 +38,8 @@ def analysed(tmp_path_factory):
     out = tmp_path_factory.mktemp("outputs")
     path = publish(synthetic_tree(FIRST_ID, seed=5), out, FIRST_ID) / "forecast.nc"
     results = [
-        _frontier_result(2018, [24.1, 24.8, 25.3, 26.4], [24.0] * 4, [True, True, True, False]),
-        _frontier_result(2022, [25.4, 26.6], [25.5, 26.5], [True, True], n_train=8),
+        frontier_result(2018, [24.1, 24.8, 25.3, 26.4], [24.0] * 4, [True, True, True, False]),
+        frontier_result(2022, [25.4, 26.6], [25.5, 26.5], [True, True], n_train=8),
     ]
     add_groups(path, {"frontier_backtest": frontier_backtest_dataset(results)})
     add_groups(
