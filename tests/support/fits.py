@@ -5,7 +5,6 @@ scripts that check the trend programs alone.
 from __future__ import annotations
 
 import jax
-import numpyro  # noqa: F401  (a plain import first: see below)
 import pandas as pd
 import xarray as xr
 
