@@ -155,7 +155,7 @@ def test_frozen_wall_is_reached_before_the_full_forecasts_median(h100_walls):
 def test_frozen_group_round_trips_through_a_published_forecast(tmp_path):
     """`analyse_job.frozen_hardware` on a published (synthetic) forecast stores the group; read
     back, its hit years are those of the forecast's frontier posterior at the stored walls."""
-    from test_report import FIRST_ID, synthetic_tree
+    from support.synthetic_forecast import FIRST_ID, synthetic_tree
 
     from forecast.jobs import analyse_job
     from forecast.queries.headline import load_forecast

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from test_report import FIRST_ID, SECOND_ID, synthetic_tree
+from support.synthetic_forecast import FIRST_ID, SECOND_ID, synthetic_tree
 
 from forecast.store.publisher import publish
 

@@ -21,7 +21,8 @@ import pytest
 import xarray as xr
 from hypothesis import given
 from hypothesis import strategies as st
-from test_report import SECOND_ID, md_table, synthetic_tree
+from support.synthetic_forecast import SECOND_ID, synthetic_tree
+from test_report import md_table
 
 from forecast.priors.registry import FITTED_INPUTS, PARAMETERS, PROPAGATED_KEYS, input_label
 from forecast.queries.formatting import fmt_count, fmt_value

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import xarray as xr
 from support.backtest import frontier_result
-from test_report import FIRST_ID, md_table, synthetic_tree
+from support.synthetic_forecast import FIRST_ID, synthetic_tree
+from test_report import md_table
 from test_report_analyses import synthetic_backtest
 
 from forecast.analyses.backtest import backtest_dataset

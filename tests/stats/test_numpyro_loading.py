@@ -21,14 +21,9 @@ _CONVERT = (
 )
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "forecast.analyses.law_holdout",
-        "forecast.inference.fit",
-        "forecast.analyses.frontier_backtest",
-    ],
-)
+# the two modules whose own imports reach numpyro.infer right after arviz (frontier_backtest
+# imports numpyro.diagnostics first, which loads the placeholder: it never broke)
+@pytest.mark.parametrize("module", ["forecast.analyses.law_holdout", "forecast.inference.fit"])
 def test_a_fit_converts_to_arviz_after_arviz_was_imported_first(module: str) -> None:
     code = f"import arviz\nimport {module}\n" + _CONVERT
     result = subprocess.run(
