@@ -136,11 +136,6 @@ FIT_ROW_BUCKET = 16
 likelihood), so origins with different numbers of records share one compiled NUTS program."""
 
 
-def _padded(values: Any, rows: int, fill: Any) -> np.ndarray:
-    values = np.asarray(values)
-    return np.concatenate([values, np.full(rows - values.size, fill, dtype=values.dtype)])
-
-
 def _frontier_fit_program(priors: Any, chains: int, warmup: int, draws: int) -> Callable:
     """The whole NUTS run of :func:`frontier_compute_model` under ``priors`` as one program of
     (key, years, log10 FLOP, speculative flags, mask=)
@@ -182,9 +177,10 @@ def fit_frontier(
     centred = dataclasses.replace(priors, reference_year=0.0, frontier_intercept_loc=0.0)
     n = len(train.years)
     rows = -(-n // FIT_ROW_BUCKET) * FIT_ROW_BUCKET
-    years = _padded(np.asarray(train.years, dtype=float) - reference_year, rows, 0.0)
-    log10_flop = _padded(np.asarray(train.log10_flop, dtype=float) - intercept_loc, rows, 0.0)
-    is_speculative = _padded(np.asarray(train.is_speculative, dtype=bool), rows, False)
+    padding = (0, rows - n)  # zeros (False) in the padded rows, which the mask leaves out
+    years = np.pad(np.asarray(train.years, dtype=float) - reference_year, padding)
+    log10_flop = np.pad(np.asarray(train.log10_flop, dtype=float) - intercept_loc, padding)
+    is_speculative = np.pad(np.asarray(train.is_speculative, dtype=bool), padding)
     mask = np.arange(rows) < n
     try:
         program = _compiled_frontier_fit(centred, chains, warmup, draws)

@@ -30,6 +30,7 @@ One concept: the hardware-trend and frontier-compute model - its priors, observa
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -569,12 +570,9 @@ def frontier_compute_model(
         nu = numpyro.deterministic("frontier_nu", jnp.asarray(float(priors.frontier_nu)))
     scale = sigma * jnp.where(is_speculative, 1.0 + extra, 1.0)
     mu = intercept + slope * (years - priors.reference_year)
-    with numpyro.plate("run", years.shape[0]):
-        if mask is None:
-            numpyro.sample("log10_compute", dist.StudentT(nu, mu, scale), obs=log10_flop)
-        else:
-            with numpyro.handlers.mask(mask=mask):
-                numpyro.sample("log10_compute", dist.StudentT(nu, mu, scale), obs=log10_flop)
+    masked = contextlib.nullcontext() if mask is None else numpyro.handlers.mask(mask=mask)
+    with numpyro.plate("run", years.shape[0]), masked:
+        numpyro.sample("log10_compute", dist.StudentT(nu, mu, scale), obs=log10_flop)
 
 
 def trend_model(

@@ -9,6 +9,7 @@ import pytest
 import xarray as xr
 from scipy import stats
 from support.backtest import frontier_result
+from support.compiles import compiled_programs
 from typer.testing import CliRunner
 
 from forecast.analyses.backtest import (
@@ -303,24 +304,14 @@ def test_frontier_origins_share_one_compiled_fit():
     """A second origin, with other records, other priors' centres and another count of rows,
     runs the program the first compiled (nothing compiles); its intercept is on the data's
     scale (the centring is undone)."""
-    import jax
 
     from forecast.analyses.frontier_backtest import fit_frontier
 
     (first, first_priors), (second, second_priors) = map(_frontier_fit_inputs, (2022, 2020))
     assert len(first.years) != len(second.years)
     fit_frontier(first, first_priors, **FRONTIER_FIT_SETTINGS)
-    compiled = []
-
-    def listen(event, seconds, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiled.append(kwargs.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with compiled_programs() as compiled:
         samples, rhat, _ = fit_frontier(second, second_priors, **FRONTIER_FIT_SETTINGS)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
     assert compiled == []
     level = float(np.median(samples["frontier_intercept"]))
     flop = np.asarray(second.log10_flop)

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy import stats
+from support.compiles import compiled_programs
 
 from forecast.analyses.law_holdout import fit_law, holdout_coverage, law_sampler, run_masked_fit
 from forecast.data.evidence import load_model_shapes, load_scaleup_domains
@@ -137,18 +138,6 @@ def test_mask_drops_rows() -> None:
     )
 
 
-_COMPILES: list[str] = []
-_COUNTING = [False]
-
-
-def _count_compiles(event: str, duration: float, **kwargs) -> None:
-    if _COUNTING[0] and event == "/jax/core/compile/backend_compile_duration":
-        _COMPILES.append(kwargs.get("fun_name", "?"))
-
-
-jax.monitoring.register_event_duration_secs_listener(_count_compiles)
-
-
 def test_refits_of_one_sampler_compile_once_and_each_mask_counts() -> None:
     """The hold-out checks refit a law once per held-out unit: the second refit (other rows
     masked, other key, other priors) compiles nothing, yet fits its own rows."""
@@ -160,9 +149,7 @@ def test_refits_of_one_sampler_compile_once_and_each_mask_counts() -> None:
     first = run_masked_fit(sampler, jax.random.PRNGKey(0), data, DEPTH_PRIORS, None)
     steep = LawData(x, data.y.at[6:].set(2.0 + 0.6 * x[6:]), data.moe)  # rows 6-11: slope 0.6
     only_steep = jnp.asarray(np.arange(12) >= 6)
-    _COMPILES.clear()
-    _COUNTING[0] = True
-    try:
+    with compiled_programs() as compiled:
         second = run_masked_fit(
             sampler,
             jax.random.PRNGKey(1),
@@ -170,9 +157,7 @@ def test_refits_of_one_sampler_compile_once_and_each_mask_counts() -> None:
             DEPTH_PRIORS._replace(exponent_loc=0.5),
             only_steep,
         )
-    finally:
-        _COUNTING[0] = False
-    assert _COMPILES == []
+    assert compiled == []
     assert first.quantiles("layer_exponent")[1] == pytest.approx(0.3, abs=0.03)
     assert second.quantiles("layer_exponent")[1] == pytest.approx(0.6, abs=0.06)
     assert second.samples["layer_exponent"].shape == (2, 150)
