@@ -27,7 +27,7 @@ from forecast.model.cost import (
     cost_multiplier,
     min_run_days,
 )
-from forecast.model.fast import fast_walls
+from forecast.model.fast import fast_walls, padded_size
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.realistic_fast import fast_realistic_cost, fast_realistic_walls
 from forecast.priors import PriorSet
@@ -236,6 +236,84 @@ def propagate(
     for name, value in hw._asdict().items():
         out[f"hardware_{name}"] = np.broadcast_to(value, frontier.shape).astype(float)
     return out
+
+
+def first_hits(
+    trend_log10: dict[str, np.ndarray],
+    inputs: dict[str, np.ndarray],
+    years: np.ndarray = DEFAULT_YEARS,
+    wall_year_step: int = 1,
+    *,
+    regime: str = "paper",
+) -> dict[str, np.ndarray]:
+    """When the frontier reaches each wall, searching a draw's walls only until it has reached both.
+
+    :func:`propagate`'s ``hit_year``, ``hit_log10_flop`` and ``hit`` (bit for bit, tested), for
+    callers that need nothing else (the sensitivity analysis's thousands of evaluations).  The
+    wall-years (every ``wall_year_step``-th year and the last) are searched in order, and a draw
+    leaves the search once the frontier has reached both walls by the wall-year just searched:
+    the walls of the years up to a wall-year are interpolated from that wall-year's walls and the
+    earlier ones only, so the later wall-years cannot move its first crossing.  A draw whose
+    frontier never reaches a wall is searched at every wall-year, as in :func:`propagate`.  Every
+    search call is padded to the draws of :func:`propagate`'s one call (one compiled program, the
+    same walls).  ``wall_years_searched``: the (draw, wall-year) searches made, of
+    ``wall_years_total``.
+    """
+    init_jax()
+    years = np.asarray(years, dtype=float)
+    _, sub_hw, sub_a, idx = wall_conditions(trend_log10, inputs, years, wall_year_step)
+    frontier = np.asarray(trend_log10["frontier_compute"], dtype=float)
+    lead = frontier.shape[:-1]
+    frontier = frontier.reshape(-1, years.size)
+    n, n_wall_years = frontier.shape[0], idx.size
+
+    def flat(field):
+        return np.broadcast_to(field, (*lead, n_wall_years)).reshape(n, n_wall_years)
+
+    sub_hw = Hardware(*(flat(f) for f in sub_hw))
+    sub_a = Assumptions(*(flat(f) for f in sub_a))
+    size = padded_size(n * n_wall_years, 256)  # propagate's call over every (draw, wall-year)
+    walls = np.full((n, n_wall_years, len(WALLS)), np.nan)  # not searched: NaN, never reached
+    active = np.ones(n, dtype=bool)
+    searched = 0
+    for j in range(n_wall_years):
+        rows = np.flatnonzero(active)
+        if rows.size == 0:
+            break
+        hw_j = Hardware(*(f[rows, j] for f in sub_hw))
+        a_j = Assumptions(*(f[rows, j] for f in sub_a))
+        if regime == "realistic":
+            dm, lat, _ = fast_realistic_walls(hw_j, a_j)
+        elif regime == "paper":
+            dm, lat = fast_walls(hw_j, a_j, size=size)
+        else:
+            raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
+        walls[rows, j, 0], walls[rows, j, 1] = dm, lat
+        searched += rows.size
+        upto = idx[j] + 1  # the years whose walls rest on the wall-years searched so far
+        annual = _annual_walls(years, idx, walls[rows])[:, :upto]
+        reached = (frontier[rows, :upto, None] - annual >= 0.0).any(axis=1).all(axis=-1)
+        active[rows[reached]] = False
+    annual = _annual_walls(years, idx, walls)
+    hit_year, hit_flop, hit = first_crossing(
+        years, frontier[:, None, :], np.moveaxis(annual, -1, -2)
+    )
+    return {
+        "hit_year": hit_year.reshape(*lead, len(WALLS)),
+        "hit_log10_flop": hit_flop.reshape(*lead, len(WALLS)),
+        "hit": hit.reshape(*lead, len(WALLS)),
+        "wall_years_searched": np.int64(searched),
+        "wall_years_total": np.int64(n * n_wall_years),
+    }
+
+
+def _annual_walls(years: np.ndarray, idx: np.ndarray, walls: np.ndarray) -> np.ndarray:
+    """Walls (..., wall-year, wall) at every year (..., year, wall), as :func:`propagate`
+    interpolates them (a wall-year not searched holds NaN, which no frontier reaches)."""
+    if idx.size == years.size:
+        return walls
+    out = [interpolate_years(years, years[idx], walls[..., w]) for w in range(walls.shape[-1])]
+    return np.stack(out, axis=-1)
 
 
 def forecast_dataset(result: dict[str, np.ndarray], years, chains: int, draws: int) -> xr.Dataset:

@@ -469,6 +469,7 @@ def fast_walls(
     iterations: int = 12,
     chunk: int = 256,
     small_scale: bool = False,
+    size: int | None = None,
 ) -> tuple[np.ndarray, ...]:
     """(data-movement wall, latency wall) in log10 FLOP for every draw, vectorized.
 
@@ -482,7 +483,9 @@ def fast_walls(
     +inf: beyond the range.  The data-movement wall never exceeds the latency wall.  The
     latency wall takes ``iterations + 2`` bisection steps on the whole range (1e-3 dex for 14
     steps on 20 dex); the data-movement wall as many, then ``DIP_WINDOW_DEX / SCAN_STEP_DEX``
-    scan points and ``DIP_STEPS`` bisection steps inside a dip's bracket.
+    scan points and ``DIP_STEPS`` bisection steps inside a dip's bracket.  ``size``: draws each
+    compiled call is padded to (default :func:`padded_size`; a caller searching a few draws at
+    a time passes the size of one call over all of them, so one program serves every call).
     """
     require_x64()
     a = Assumptions() if a is None else a
@@ -492,6 +495,10 @@ def fast_walls(
     )
     lo, hi = log10_flop_range
     dm, lat, u_small = in_draw_chunks(
-        lambda h, aa: _walls(h, aa, grids, lo, hi, threshold, iterations), hw, a, chunk=chunk
+        lambda h, aa: _walls(h, aa, grids, lo, hi, threshold, iterations),
+        hw,
+        a,
+        chunk=chunk,
+        size=size,
     )
     return (dm, lat, u_small) if small_scale else (dm, lat)

@@ -13,6 +13,7 @@ from support.reference import SCENARIOS, SEED, load_fit
 
 from forecast.inference.draws import posterior_draws
 from forecast.inference.propagate import (
+    first_hits,
     interpolate_years,
     propagate,
     scenario_inputs,
@@ -149,3 +150,42 @@ def test_the_forecasts_walls_are_searched_at_every_year():
     step2 = interpolate_years(years, years[[0, 2]], walls[..., [0, 2]])[..., 1]
     moved = np.abs(step2 - walls[..., 1])
     assert np.nanmax(np.where(np.isfinite(moved), moved, np.nan)) > 0.05
+
+
+ALL_YEARS = np.arange(2024.0, 2046.0)
+
+
+@pytest.mark.parametrize("regime", ["paper", "realistic"])
+def test_the_first_hits_are_the_propagations_from_fewer_wall_years(draws, regime):
+    """`first_hits` (the sensitivity analysis's model, issue 23) gives `propagate`'s hit years,
+    FLOP and flags bit for bit, searching a draw's walls only until its frontier has reached
+    both: fewer wall-years where the walls are hit early, every one where they are never hit,
+    only the first where they are hit at once."""
+    samples, inputs = draws
+    trends = project(samples, ALL_YEARS)
+    if regime == "realistic":
+        trends["sequence_length"] = sequence_log10(samples, ALL_YEARS)["sequence_length"]
+
+    def compare(shift_dex: float, step: int):
+        shifted = dict(trends, frontier_compute=trends["frontier_compute"] + shift_dex)
+        full = propagate(shifted, inputs, ALL_YEARS, step, cost=False, regime=regime)
+        hits = first_hits(shifted, inputs, ALL_YEARS, step, regime=regime)
+        for key in ("hit_year", "hit_log10_flop", "hit"):
+            np.testing.assert_array_equal(hits[key], full[key], err_msg=key)
+        return full, int(hits["wall_years_searched"]), int(hits["wall_years_total"])
+
+    wall_years = 7  # 2024, 2028, ..., 2044 and 2045
+    full, searched, total = compare(0.0, 4)
+    assert total == SAMPLES * wall_years
+    assert full["hit"].any() and SAMPLES <= searched < total  # hit by 2036 here: 2040-45 left out
+    never, searched, total = compare(-12.0, 4)  # the frontier 12 dex lower: never reached ...
+    assert not never["hit"][..., 1].any() and searched == total
+    # ... except a realistic data-movement wall below the grid (0 FLOP: no launchable plan once
+    # the fitted sequences grow long, docs/validation.md section 15), which any run reaches
+    assert regime == "realistic" or not never["hit"].any()
+    at_once, searched, _ = compare(12.0, 4)  # 12 dex higher: reached in the first year
+    assert at_once["hit"].all() and np.all(at_once["hit_year"] == 2024.0)
+    assert searched == SAMPLES
+    if regime == "realistic":  # every year searched (propagate interpolates nothing)
+        full, searched, total = compare(0.0, 1)
+        assert total == SAMPLES * ALL_YEARS.size and searched < total
