@@ -110,6 +110,8 @@ def interpolate_years(
     j = np.clip(np.searchsorted(years_in, years_out, side="right") - 1, 0, years_in.size - 2)
     frac = (years_out - years_in[j]) / (years_in[j + 1] - years_in[j])
     v0, v1 = values[..., j], values[..., j + 1]
+    # at a year of years_in (frac 0) this is v0 whether v1 is finite, infinite or NaN: what
+    # first_hits relies on to leave later years unsearched
     finite = np.isfinite(v0) & np.isfinite(v1)
     with np.errstate(invalid="ignore"):
         lin = v0 + frac * (v1 - v0)
@@ -259,6 +261,8 @@ def first_hits(
     same walls).  ``wall_years_searched``: the (draw, wall-year) searches made, of
     ``wall_years_total``.
     """
+    if regime not in ("paper", "realistic"):
+        raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
     init_jax()
     years = np.asarray(years, dtype=float)
     _, sub_hw, sub_a, idx = wall_conditions(trend_log10, inputs, years, wall_year_step)
@@ -273,7 +277,7 @@ def first_hits(
     sub_hw = Hardware(*(flat(f) for f in sub_hw))
     sub_a = Assumptions(*(flat(f) for f in sub_a))
     size = padded_size(n * n_wall_years, 256)  # propagate's call over every (draw, wall-year)
-    walls = np.full((n, n_wall_years, len(WALLS)), np.nan)  # not searched: NaN, never reached
+    walls = np.full((n, n_wall_years, len(WALLS)), np.nan)  # not searched: NaN (_annual_walls)
     active = np.ones(n, dtype=bool)
     searched = 0
     for j in range(n_wall_years):
@@ -284,10 +288,8 @@ def first_hits(
         a_j = Assumptions(*(f[rows, j] for f in sub_a))
         if regime == "realistic":
             dm, lat, _ = fast_realistic_walls(hw_j, a_j)
-        elif regime == "paper":
-            dm, lat = fast_walls(hw_j, a_j, size=size)
         else:
-            raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
+            dm, lat = fast_walls(hw_j, a_j, size=size)
         walls[rows, j, 0], walls[rows, j, 1] = dm, lat
         searched += rows.size
         upto = idx[j] + 1  # the years whose walls rest on the wall-years searched so far
@@ -309,7 +311,11 @@ def first_hits(
 
 def _annual_walls(years: np.ndarray, idx: np.ndarray, walls: np.ndarray) -> np.ndarray:
     """Walls (..., wall-year, wall) at every year (..., year, wall), as :func:`propagate`
-    interpolates them (a wall-year not searched holds NaN, which no frontier reaches)."""
+    interpolates them.  A wall-year not searched holds NaN: the years after the last one searched
+    get NaN or, in the first half of the interval, that wall-year's wall (the nearer finite end);
+    either way they lie after the draw's first crossing, so :func:`first_crossing` never reads
+    them, and the years up to the last searched wall-year equal :func:`propagate`'s (at a
+    wall-year itself ``interpolate_years`` gives ``v0``, whatever its neighbour)."""
     if idx.size == years.size:
         return walls
     out = [interpolate_years(years, years[idx], walls[..., w]) for w in range(walls.shape[-1])]

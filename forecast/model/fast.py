@@ -439,6 +439,8 @@ def in_draw_chunks(
     flat = [np.broadcast_to(f, shape).reshape(-1) for f in fields]
     total = flat[0].size
     size = padded_size(total, chunk) if size is None else size
+    if size < min(total, chunk):
+        raise ValueError(f"size {size} cannot hold a call of {min(total, chunk)} draws")
     nh, na = len(hw), len(a)
 
     def call(start: int) -> list[np.ndarray]:

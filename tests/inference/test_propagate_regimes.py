@@ -168,7 +168,9 @@ def test_the_first_hits_are_the_propagations_from_fewer_wall_years(draws, regime
 
     def compare(shift_dex: float, step: int):
         shifted = dict(trends, frontier_compute=trends["frontier_compute"] + shift_dex)
-        full = propagate(shifted, inputs, ALL_YEARS, step, cost=False, regime=regime)
+        full = propagate(
+            shifted, inputs, ALL_YEARS, step, cost=False, regime=regime, paper_beside=False
+        )
         hits = first_hits(shifted, inputs, ALL_YEARS, step, regime=regime)
         for key in ("hit_year", "hit_log10_flop", "hit"):
             np.testing.assert_array_equal(hits[key], full[key], err_msg=key)
