@@ -27,7 +27,7 @@ from forecast.model.cost import (
     cost_multiplier,
     min_run_days,
 )
-from forecast.model.fast import fast_walls, padded_size
+from forecast.model.fast import WALL_CHUNK, fast_walls, padded_size
 from forecast.model.params import SECONDS_PER_DAY, Assumptions, Hardware
 from forecast.model.realistic_fast import fast_realistic_cost, fast_realistic_walls
 from forecast.priors import PriorSet
@@ -177,21 +177,12 @@ def propagate(
     """
     init_jax()
     years = np.asarray(years, dtype=float)
+    _check_regime(regime)
     hw, sub_hw, sub_a, idx = wall_conditions(trend_log10, inputs, years, wall_year_step)
-    if regime == "realistic":
-        dm, lat, u_max = fast_realistic_walls(sub_hw, sub_a)
-    elif regime == "paper":
-        dm, lat, u_max = fast_walls(sub_hw, sub_a, small_scale=True)
-    else:
-        raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
-    if idx.size != years.size:
-        dm = interpolate_years(years, years[idx], dm)
-        lat = interpolate_years(years, years[idx], lat)
-    walls = np.stack([dm, lat], axis=-1)
+    dm, lat, u_max = _search_walls(sub_hw, sub_a, regime)
+    walls = _annual_walls(years, idx, np.stack([dm, lat], axis=-1))
     frontier = np.asarray(trend_log10["frontier_compute"], dtype=float)
-    hit_year, hit_flop, hit = first_crossing(
-        years, frontier[..., None, :], np.moveaxis(walls, -1, -2)
-    )
+    hit_year, hit_flop, hit = _crossings(years, frontier, walls)
     out = {
         "wall_log10_flop": walls,
         "frontier_log10_flop": frontier,
@@ -201,14 +192,9 @@ def propagate(
     }
     if regime == "realistic" and paper_beside:
         # the paper's bound beside it, on the same draws and years (its fast path: ~1/10 the time)
-        p_dm, p_lat, _ = fast_walls(sub_hw, sub_a, small_scale=True)
-        if idx.size != years.size:
-            p_dm = interpolate_years(years, years[idx], p_dm)
-            p_lat = interpolate_years(years, years[idx], p_lat)
-        p_walls = np.stack([p_dm, p_lat], axis=-1)
-        p_year, p_flop, p_hit = first_crossing(
-            years, frontier[..., None, :], np.moveaxis(p_walls, -1, -2)
-        )
+        p_dm, p_lat, _ = _search_walls(sub_hw, sub_a, "paper")
+        p_walls = _annual_walls(years, idx, np.stack([p_dm, p_lat], axis=-1))
+        p_year, p_flop, p_hit = _crossings(years, frontier, p_walls)
         out |= {
             "paper_wall_log10_flop": p_walls,
             "paper_hit_year": p_year,
@@ -261,8 +247,7 @@ def first_hits(
     same walls).  ``wall_years_searched``: the (draw, wall-year) searches made, of
     ``wall_years_total``.
     """
-    if regime not in ("paper", "realistic"):
-        raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
+    _check_regime(regime)
     init_jax()
     years = np.asarray(years, dtype=float)
     _, sub_hw, sub_a, idx = wall_conditions(trend_log10, inputs, years, wall_year_step)
@@ -276,7 +261,7 @@ def first_hits(
 
     sub_hw = Hardware(*(flat(f) for f in sub_hw))
     sub_a = Assumptions(*(flat(f) for f in sub_a))
-    size = padded_size(n * n_wall_years, 256)  # propagate's call over every (draw, wall-year)
+    size = padded_size(n * n_wall_years, WALL_CHUNK)  # propagate's one call over them all
     walls = np.full((n, n_wall_years, len(WALLS)), np.nan)  # not searched: NaN (_annual_walls)
     active = np.ones(n, dtype=bool)
     searched = 0
@@ -286,20 +271,14 @@ def first_hits(
             break
         hw_j = Hardware(*(f[rows, j] for f in sub_hw))
         a_j = Assumptions(*(f[rows, j] for f in sub_a))
-        if regime == "realistic":
-            dm, lat, _ = fast_realistic_walls(hw_j, a_j)
-        else:
-            dm, lat = fast_walls(hw_j, a_j, size=size)
+        dm, lat, _ = _search_walls(hw_j, a_j, regime, size=size)
         walls[rows, j, 0], walls[rows, j, 1] = dm, lat
         searched += rows.size
         upto = idx[j] + 1  # the years whose walls rest on the wall-years searched so far
         annual = _annual_walls(years, idx, walls[rows])[:, :upto]
         reached = (frontier[rows, :upto, None] - annual >= 0.0).any(axis=1).all(axis=-1)
         active[rows[reached]] = False
-    annual = _annual_walls(years, idx, walls)
-    hit_year, hit_flop, hit = first_crossing(
-        years, frontier[:, None, :], np.moveaxis(annual, -1, -2)
-    )
+    hit_year, hit_flop, hit = _crossings(years, frontier, _annual_walls(years, idx, walls))
     return {
         "hit_year": hit_year.reshape(*lead, len(WALLS)),
         "hit_log10_flop": hit_flop.reshape(*lead, len(WALLS)),
@@ -307,6 +286,25 @@ def first_hits(
         "wall_years_searched": np.int64(searched),
         "wall_years_total": np.int64(n * n_wall_years),
     }
+
+
+def _check_regime(regime: str) -> None:
+    if regime not in ("paper", "realistic"):
+        raise ValueError(f"regime must be 'paper' or 'realistic', got {regime!r}")
+
+
+def _search_walls(hw: Hardware, a: Assumptions, regime: str, size: int | None = None):
+    """(data-movement wall, latency wall, small-scale maximum) of every draw in a plan regime;
+    ``size``: the paper search's padded call (:func:`forecast.model.fast.fast_walls`; the
+    realistic one pads every call alike)."""
+    if regime == "realistic":
+        return fast_realistic_walls(hw, a)
+    return fast_walls(hw, a, small_scale=True, size=size)
+
+
+def _crossings(years: np.ndarray, frontier: np.ndarray, walls: np.ndarray):
+    """:func:`first_crossing` of the frontier (..., year) with both walls (..., year, wall)."""
+    return first_crossing(years, frontier[..., None, :], np.moveaxis(walls, -1, -2))
 
 
 def _annual_walls(years: np.ndarray, idx: np.ndarray, walls: np.ndarray) -> np.ndarray:

@@ -462,6 +462,10 @@ def in_draw_chunks(
     return [np.concatenate(c).reshape(shape + np.shape(c[0])[1:]) for c in zip(*parts, strict=True)]
 
 
+WALL_CHUNK = 256
+"""Draws per compiled call of :func:`fast_walls` (cache-resident: BENCHMARKS.md section 1)."""
+
+
 def fast_walls(
     hw: Hardware,
     a: Assumptions | None = None,
@@ -469,7 +473,7 @@ def fast_walls(
     threshold: float = UTILIZATION_THRESHOLD,
     log10_flop_range: tuple[float, float] = (20.0, 40.0),
     iterations: int = 12,
-    chunk: int = 256,
+    chunk: int = WALL_CHUNK,
     small_scale: bool = False,
     size: int | None = None,
 ) -> tuple[np.ndarray, ...]:
